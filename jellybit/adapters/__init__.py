@@ -1,0 +1,1 @@
+"""One module per outside system; each turns that system's failures into domain errors."""

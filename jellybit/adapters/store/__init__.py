@@ -1,0 +1,13 @@
+"""The SQLite store: one class composed of one mixin per table group, all SQL lives here."""
+
+from __future__ import annotations
+
+from jellybit.adapters.store.base import StoreBase, load_migrations
+from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
+
+
+class Store(DownloadsMixin, StoreBase):
+    """The application's store; open it with `await store.open()` (migrates by default)."""
+
+
+__all__ = ["CreateResult", "Store", "load_migrations"]

@@ -1,0 +1,164 @@
+"""SQLite connection, pragmas, the migration runner and the one-writer transaction helper."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import aiosqlite
+
+from jellybit import clock
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = 5000
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One SQL migration file shipped inside the package."""
+
+    version: int
+    name: str
+    sql: str
+
+
+def load_migrations() -> list[Migration]:
+    """Return the package's migrations (`NNNN_name.sql`) in version order."""
+    found: list[Migration] = []
+    for entry in resources.files("jellybit.migrations").iterdir():
+        filename = entry.name
+        if not filename.endswith(".sql"):
+            continue
+        number, _, rest = filename.partition("_")
+        if not number.isdigit() or not rest:
+            raise RuntimeError(f"migration file {filename!r} is not named NNNN_name.sql")
+        found.append(Migration(int(number), rest[:-4], entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate migration numbers: {versions}")
+    return found
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a migration into complete statements (so each runs inside our own transaction)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            text = buffer.strip()
+            if text and not all(part.strip().startswith("--") for part in text.splitlines()):
+                statements.append(text)
+            buffer = ""
+    if buffer.strip() and not all(
+        not part.strip() or part.strip().startswith("--") for part in buffer.splitlines()
+    ):
+        raise RuntimeError("migration ends with an incomplete statement")
+    return statements
+
+
+class StoreBase:
+    """Owns the single aiosqlite connection; every write goes through `write()`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def conn(self) -> aiosqlite.Connection:
+        """The open connection (raises if the store is closed)."""
+        if self._conn is None:
+            raise RuntimeError("store is not open")
+        return self._conn
+
+    async def open(self, *, migrate: bool = True) -> None:
+        """Open the database file with WAL, foreign keys and a busy timeout; migrate by default."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
+        self._conn = await aiosqlite.connect(self.path, isolation_level=None)
+        self._conn.row_factory = aiosqlite.Row
+        await self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await self._conn.execute("PRAGMA journal_mode = WAL")
+        await self._conn.execute("PRAGMA foreign_keys = ON")
+        await self._conn.execute("PRAGMA synchronous = NORMAL")
+        if migrate:
+            await self.migrate()
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def __aenter__(self) -> StoreBase:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One write transaction (`BEGIN IMMEDIATE`), serialized across the process."""
+        async with self._write_lock:
+            conn = self.conn
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                await conn.execute("ROLLBACK")
+                raise
+            else:
+                await conn.execute("COMMIT")
+
+    async def fetchall(self, sql: str, params: tuple | dict = ()) -> list[aiosqlite.Row]:
+        """Run a read query and return every row."""
+        async with self.conn.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: tuple | dict = ()) -> aiosqlite.Row | None:
+        """Run a read query and return the first row, if any."""
+        async with self.conn.execute(sql, params) as cursor:
+            return await cursor.fetchone()
+
+    async def applied_migrations(self) -> list[int]:
+        """Return the versions recorded as applied."""
+        row = await self.fetchone(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migration'"
+        )
+        if row is None:
+            return []
+        rows = await self.fetchall("SELECT version FROM schema_migration ORDER BY version")
+        return [r["version"] for r in rows]
+
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations in order, each with its bookkeeping row in one transaction."""
+        async with self.write() as conn:
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migration ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+        done = set(await self.applied_migrations())
+        applied: list[int] = []
+        for migration in load_migrations():
+            if migration.version in done:
+                continue
+            async with self.write() as conn:
+                for statement in split_statements(migration.sql):
+                    await conn.execute(statement)
+                await conn.execute(
+                    "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, clock.now()),
+                )
+            log.info("migration applied", extra={"version": migration.version, "name": migration.name})
+            applied.append(migration.version)
+        return applied

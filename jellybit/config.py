@@ -1,0 +1,320 @@
+"""Configuration: one TOML file validated into pydantic models; secrets may come from the environment."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from jellybit.errors import ConfigError
+
+CONFIG_ENV = "JELLYBIT_CONFIG"
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _opt_secret(description: str) -> Any:
+    return Field(default=None, description=description)
+
+
+class QbittorrentConfig(Section):
+    """How to reach qBittorrent's WebUI API."""
+
+    url: str = Field("http://127.0.0.1:8080", description="WebUI base URL.")
+    username: str = Field("admin", description="WebUI user name.")
+    password: SecretStr | None = _opt_secret(
+        "WebUI password (env JELLYBIT_QBITTORRENT_PASSWORD). Empty when localhost auth is off."
+    )
+    category: str = Field("jellybit", description="Category given to every torrent Jellybit adds; "
+                          "torrents added by hand under it are adopted.")
+    tag_prefix: str = Field("jellybit-", description="Prefix of the per-download tag (prefix + id).")
+    save_path: str | None = Field(None, description="Save path for added torrents, as qBittorrent "
+                                  "sees it; empty = qBittorrent's default.")
+    timeout: float = Field(10.0, gt=0, description="HTTP timeout in seconds.")
+    verify_tls: bool = Field(True, description="Verify the WebUI's TLS certificate (https URLs).")
+
+
+class PathMapping(Section):
+    """One prefix translation from qBittorrent's paths to this machine's paths."""
+
+    qbittorrent: str = Field(description="Path prefix as qBittorrent reports it.")
+    local: str = Field(description="The same directory as Jellybit sees it.")
+
+
+class PathsConfig(Section):
+    """Where downloads are and where the libraries are."""
+
+    downloads: Path = Field(Path("/srv/media/downloads"), description="Where qBittorrent saves "
+                            "data (as Jellybit sees it). Never written to.")
+    movies: Path = Field(Path("/srv/media/movies"), description="Jellyfin movies library root.")
+    series: Path = Field(Path("/srv/media/series"), description="Jellyfin shows library root.")
+    path_map: list[PathMapping] = Field(default_factory=list, description="Translate qBittorrent's "
+                                        "paths (e.g. inside its container) to local ones.")
+
+
+class StorageConfig(Section):
+    """The SQLite database."""
+
+    database: Path = Field(Path("/var/lib/jellybit/jellybit.db"), description="SQLite file path.")
+
+
+class MqttTlsConfig(Section):
+    """TLS for the broker connection (used when the URL scheme is mqtts)."""
+
+    ca_file: Path | None = Field(None, description="CA bundle; empty = system trust store.")
+    cert_file: Path | None = Field(None, description="Client certificate (mutual TLS).")
+    key_file: Path | None = Field(None, description="Client key (mutual TLS).")
+    insecure: bool = Field(False, description="Skip hostname verification (testing only).")
+
+
+class MqttConfig(Section):
+    """The MQTT bus."""
+
+    url: str = Field("mqtt://127.0.0.1:1883", description="Broker URL: mqtt://host:port or "
+                     "mqtts://host:port.")
+    username: str | None = Field(None, description="Broker user name.")
+    password: SecretStr | None = _opt_secret("Broker password (env JELLYBIT_MQTT_PASSWORD).")
+    client_id: str = Field("jellybit-worker", description="MQTT client identifier.")
+    base_topic: str = Field("jellybit", description="Prefix of every Jellybit topic.")
+    discovery_prefix: str = Field("homeassistant", description="Home Assistant discovery prefix.")
+    discovery: bool = Field(True, description="Publish Home Assistant discovery.")
+    keepalive: int = Field(30, gt=0, description="Keepalive interval in seconds.")
+    retention_hours: float = Field(72.0, ge=0, description="How long a settled download keeps "
+                                   "its retained topic before it is cleared.")
+    max_payload_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Largest request payload "
+                                   "accepted (a base64 .torrent must fit).")
+    tls: MqttTlsConfig = Field(default_factory=MqttTlsConfig, description="TLS options.")
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if not value.startswith(("mqtt://", "mqtts://")):
+            raise ValueError("must start with mqtt:// or mqtts://")
+        return value
+
+
+class LlmConfig(Section):
+    """Any OpenAI-compatible chat completions endpoint (Ollama, llama.cpp, LM Studio, OpenAI)."""
+
+    enabled: bool = Field(False, description="Use the LLM in recognition.")
+    base_url: str = Field("http://127.0.0.1:11434/v1", description="API base URL (ends in /v1).")
+    model: str = Field("qwen2.5:7b-instruct", description="Model name.")
+    api_key: SecretStr | None = _opt_secret("API key (env JELLYBIT_LLM_API_KEY); any value for "
+                                            "local servers.")
+    timeout: float = Field(120.0, gt=0, description="Request timeout in seconds.")
+    max_prompt_files: int = Field(300, gt=0, description="File lines in the prompt before runs "
+                                  "of sibling episodes are collapsed.")
+
+
+class TmdbConfig(Section):
+    """TMDB v3."""
+
+    enabled: bool = Field(False, description="Use TMDB.")
+    api_key: SecretStr | None = _opt_secret("v3 API key or v4 read token (env "
+                                            "JELLYBIT_METADATA_TMDB_API_KEY).")
+    base_url: str = Field("https://api.themoviedb.org/3", description="API base URL.")
+    image_base_url: str = Field("https://image.tmdb.org/t/p/w342", description="Poster URL prefix.")
+    language: str = Field("en-US", description="Language of titles and overviews.")
+    proxy: str | None = Field(None, description="HTTP(S) proxy URL for this provider.")
+    timeout: float = Field(15.0, gt=0, description="Request timeout in seconds.")
+
+
+class TvdbConfig(Section):
+    """TVDB v4."""
+
+    enabled: bool = Field(False, description="Use TVDB.")
+    api_key: SecretStr | None = _opt_secret("Project API key (env JELLYBIT_METADATA_TVDB_API_KEY).")
+    pin: SecretStr | None = _opt_secret("Subscriber PIN, if the key needs one "
+                                        "(env JELLYBIT_METADATA_TVDB_PIN).")
+    base_url: str = Field("https://api4.thetvdb.com/v4", description="API base URL.")
+    proxy: str | None = Field(None, description="HTTP(S) proxy URL for this provider.")
+    timeout: float = Field(15.0, gt=0, description="Request timeout in seconds.")
+
+
+class TvmazeConfig(Section):
+    """TVMaze (no key needed)."""
+
+    enabled: bool = Field(False, description="Use TVMaze.")
+    base_url: str = Field("https://api.tvmaze.com", description="API base URL.")
+    proxy: str | None = Field(None, description="HTTP(S) proxy URL for this provider.")
+    timeout: float = Field(15.0, gt=0, description="Request timeout in seconds.")
+
+
+class MetadataConfig(Section):
+    """Metadata providers, each optional."""
+
+    tmdb: TmdbConfig = Field(default_factory=TmdbConfig, description="TMDB v3.")
+    tvdb: TvdbConfig = Field(default_factory=TvdbConfig, description="TVDB v4.")
+    tvmaze: TvmazeConfig = Field(default_factory=TvmazeConfig, description="TVMaze.")
+    cache_hours: float = Field(24.0, ge=0, description="How long provider answers are cached.")
+
+
+class JellyfinConfig(Section):
+    """Ask Jellyfin to rescan after a layout."""
+
+    enabled: bool = Field(False, description="Send POST /Library/Refresh after a download is done.")
+    url: str = Field("http://127.0.0.1:8096", description="Jellyfin base URL.")
+    api_key: SecretStr | None = _opt_secret("API key (env JELLYBIT_JELLYFIN_API_KEY).")
+    debounce_seconds: float = Field(10.0, ge=0, description="Coalesce refreshes within this window.")
+    timeout: float = Field(10.0, gt=0, description="Request timeout in seconds.")
+
+
+class WorkerConfig(Section):
+    """The worker loop."""
+
+    poll_interval: float = Field(2.0, gt=0, description="Seconds between qBittorrent polls.")
+    stall_timeout: float = Field(6 * 3600.0, gt=0, description="Fail a download whose progress "
+                                 "has not moved for this many seconds.")
+    metadata_timeout: float = Field(3600.0, gt=0, description="Fail a magnet whose metadata has "
+                                    "not arrived after this many seconds.")
+    source_miss_threshold: int = Field(5, ge=1, description="Consecutive polls a torrent may be "
+                                       "missing from qBittorrent before the download fails.")
+    retry_max_backoff: float = Field(60.0, gt=0, description="Longest wait between attempts to "
+                                     "reach qBittorrent.")
+    reconcile_interval: float = Field(3600.0, gt=0, description="Seconds between reconciliations "
+                                      "of done downloads.")
+    max_torrent_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Largest .torrent accepted.")
+    adopt: bool = Field(True, description="Adopt torrents added by hand under the category.")
+
+
+class RecognitionConfig(Section):
+    """Confidence thresholds (distances: 0 = perfect)."""
+
+    strong_distance: float = Field(0.10, ge=0, le=1, description="At or below this distance "
+                                   "(with a confirmed match and no blocker) a layout is automatic.")
+    medium_distance: float = Field(0.30, ge=0, le=1, description="At or below: medium "
+                                   "recommendation (review, candidate preselected).")
+    low_distance: float = Field(0.60, ge=0, le=1, description="At or below: low recommendation.")
+    min_margin: float = Field(0.15, ge=0, le=1, description="Distance the best candidate must be "
+                              "ahead of the runner-up to count as a clear winner.")
+
+
+class TelegramConfig(Section):
+    """Telegram bot (a later feature; accepted and validated now)."""
+
+    enabled: bool = Field(False, description="Run the bot (not implemented yet; must stay false).")
+    token: SecretStr | None = _opt_secret("Bot token (env JELLYBIT_TELEGRAM_TOKEN).")
+    allowed_user_ids: list[int] = Field(default_factory=list, description="Users allowed to talk "
+                                        "to the bot; empty = nobody.")
+    base_url: str = Field("https://api.telegram.org", description="Bot API base URL.")
+
+
+class PanelConfig(Section):
+    """The NiceGUI panel."""
+
+    host: str = Field("127.0.0.1", description="Listen address.")
+    port: int = Field(8099, gt=0, lt=65536, description="Listen port.")
+    base_url: str = Field("http://127.0.0.1:8099", description="Public URL, used in links sent "
+                          "by notifications.")
+    username: str | None = Field(None, description="Login user; empty = no login (LAN only).")
+    password: SecretStr | None = _opt_secret("Login password (env JELLYBIT_PANEL_PASSWORD).")
+    storage_secret: SecretStr | None = _opt_secret("Session cookie secret "
+                                                   "(env JELLYBIT_PANEL_STORAGE_SECRET).")
+    request_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a response.")
+
+
+class LogConfig(Section):
+    """Logging."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    format: Literal["json", "text"] = Field("json", description="json = one JSON object per line.")
+
+
+class Config(Section):
+    """The whole configuration file."""
+
+    qbittorrent: QbittorrentConfig = Field(default_factory=QbittorrentConfig, description="qBittorrent.")
+    paths: PathsConfig = Field(default_factory=PathsConfig, description="Paths.")
+    storage: StorageConfig = Field(default_factory=StorageConfig, description="Storage.")
+    mqtt: MqttConfig = Field(default_factory=MqttConfig, description="MQTT.")
+    llm: LlmConfig = Field(default_factory=LlmConfig, description="LLM.")
+    metadata: MetadataConfig = Field(default_factory=MetadataConfig, description="Metadata providers.")
+    jellyfin: JellyfinConfig = Field(default_factory=JellyfinConfig, description="Jellyfin.")
+    worker: WorkerConfig = Field(default_factory=WorkerConfig, description="Worker.")
+    recognition: RecognitionConfig = Field(default_factory=RecognitionConfig, description="Recognition.")
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig, description="Telegram.")
+    panel: PanelConfig = Field(default_factory=PanelConfig, description="Panel.")
+    log: LogConfig = Field(default_factory=LogConfig, description="Logging.")
+
+
+# Environment variables that override secrets: name -> key path in the file.
+SECRET_ENV: dict[str, tuple[str, ...]] = {
+    "JELLYBIT_QBITTORRENT_PASSWORD": ("qbittorrent", "password"),
+    "JELLYBIT_MQTT_PASSWORD": ("mqtt", "password"),
+    "JELLYBIT_LLM_API_KEY": ("llm", "api_key"),
+    "JELLYBIT_METADATA_TMDB_API_KEY": ("metadata", "tmdb", "api_key"),
+    "JELLYBIT_METADATA_TVDB_API_KEY": ("metadata", "tvdb", "api_key"),
+    "JELLYBIT_METADATA_TVDB_PIN": ("metadata", "tvdb", "pin"),
+    "JELLYBIT_JELLYFIN_API_KEY": ("jellyfin", "api_key"),
+    "JELLYBIT_TELEGRAM_TOKEN": ("telegram", "token"),
+    "JELLYBIT_PANEL_PASSWORD": ("panel", "password"),
+    "JELLYBIT_PANEL_STORAGE_SECRET": ("panel", "storage_secret"),
+}
+
+
+
+def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    for name, path in SECRET_ENV.items():
+        value = env.get(name)
+        if value is None:
+            continue
+        node = data
+        for key in path[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            node = child
+        node[path[-1]] = value
+    return data
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    lines = [f"invalid configuration in {source}:"]
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        lines.append(f"  {key}: {message}")
+    return "\n".join(lines)
+
+
+def parse_config(text: str, source: str = "<string>", env: dict[str, str] | None = None) -> Config:
+    """Parse TOML text into a Config; errors name the key and the source."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    data = _apply_env(data, dict(os.environ if env is None else env))
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from exc
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """Resolve the config file from --config, then JELLYBIT_CONFIG; None = built-in defaults."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(CONFIG_ENV)
+    return Path(env) if env else None
+
+
+def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:
+    """Load the configuration file (or defaults when none is given)."""
+    resolved = config_path(path)
+    if resolved is None:
+        return parse_config("", "<defaults>", env)
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration file {resolved}: {exc.strerror}") from exc
+    return parse_config(text, str(resolved), env)

@@ -1,0 +1,193 @@
+"""Recognition results and the plan: what each source file is and where it goes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+
+class MediaType(StrEnum):
+    """What a download is."""
+
+    MOVIE = "movie"
+    SERIES = "series"
+
+
+class Role(StrEnum):
+    """What one source file is for."""
+
+    VIDEO = "video"
+    SUBTITLE = "subtitle"
+    AUDIO = "audio"
+    EXTRA = "extra"
+    SAMPLE = "sample"
+    IGNORED = "ignored"
+
+
+class Recommendation(StrEnum):
+    """beets-style recommendation; only STRONG is applied without a human."""
+
+    NONE = "none"
+    LOW = "low"
+    MEDIUM = "medium"
+    STRONG = "strong"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a torrent: its path inside the torrent ('/'-separated) and size in bytes."""
+
+    path: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Work:
+    """The film or series a file belongs to (movie packs carry several)."""
+
+    media_type: MediaType
+    title: str
+    year: int | None = None
+    provider: str | None = None      # tmdb | tvdb | tvmaze | imdb
+    provider_id: str | None = None
+    original_title: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One source file: its role, its numbering, and (once laid out) its target."""
+
+    source: str
+    size: int
+    role: Role
+    season: int | None = None
+    episodes: tuple[int, ...] = ()
+    absolute_episodes: tuple[int, ...] = ()
+    air_date: str | None = None          # daily shows, ISO date
+    part: int | None = None              # movie multi-part (-part1)
+    version: str | None = None           # movie multi-version label (" - 1080p")
+    extra_kind: str | None = None        # trailers | featurettes | behind the scenes | ...
+    language: str | None = None          # subtitle / audio language (ISO 639)
+    flags: tuple[str, ...] = ()          # default | forced | sdh
+    track_title: str | None = None       # second same-language subtitle gets a title
+    attached_to: str | None = None       # subtitle/audio: the video source it follows
+    work: Work | None = None             # set for movie packs; else the plan's work
+    library: str | None = None           # movies | series (set by layout)
+    target: str | None = None            # path relative to the library root (set by layout)
+    status: str | None = None            # planned | exists | collision | skipped (set by layout)
+    note: str | None = None
+
+    def with_(self, **changes: Any) -> PlanItem:
+        """Return a copy with some fields changed."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every source file of a download, in source order."""
+
+    items: tuple[PlanItem, ...] = ()
+    folder: str | None = None            # the title folder (relative to the library root)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, no whitespace variance) for the store and the wire."""
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Plan:
+        """Parse what to_json wrote."""
+        if not text:
+            return cls()
+        data = json.loads(text)
+        items = []
+        for raw in data.get("items", []):
+            work = raw.get("work")
+            if work is not None:
+                work = Work(**{**work, "media_type": MediaType(work["media_type"])})
+            items.append(
+                PlanItem(
+                    **{
+                        **raw,
+                        "role": Role(raw["role"]),
+                        "episodes": tuple(raw.get("episodes", ())),
+                        "absolute_episodes": tuple(raw.get("absolute_episodes", ())),
+                        "flags": tuple(raw.get("flags", ())),
+                        "work": work,
+                    }
+                )
+            )
+        return cls(items=tuple(items), folder=data.get("folder"))
+
+    def videos(self) -> list[PlanItem]:
+        """Return the video items."""
+        return [i for i in self.items if i.role is Role.VIDEO]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One named penalty or blocker, with the sentence a human reads."""
+
+    code: str
+    message: str
+    weight: float = 0.0
+    blocking: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A metadata match offered by a provider."""
+
+    provider: str
+    provider_id: str
+    media_type: MediaType | None
+    title: str
+    year: int | None = None
+    original_title: str | None = None
+    url: str | None = None
+    poster_url: str | None = None
+    overview: str | None = None
+    distance: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # {"seasons": {"1": 10, ...}}
+    chosen: bool = False
+    id: str | None = None                                    # set once stored
+
+
+@dataclass(frozen=True)
+class RecognitionDraft:
+    """What a recognizer returns; the engine stores it as the current recognition."""
+
+    media_type: MediaType | None
+    title: str | None
+    year: int | None
+    plan: Plan
+    original_title: str | None = None
+    provider: str | None = None
+    provider_id: str | None = None
+    confidence: float | None = None
+    recommendation: Recommendation = Recommendation.NONE
+    reasons: tuple[Reason, ...] = ()
+    raw_llm: str | None = None
+    candidates: tuple[Candidate, ...] = ()
+
+    @property
+    def automatic(self) -> bool:
+        """Only the strongest recommendation with a confirmed match and no blocker is automatic."""
+        return (
+            self.recommendation is Recommendation.STRONG
+            and self.provider is not None
+            and self.provider_id is not None
+            and not any(r.blocking for r in self.reasons)
+        )
+
+
+@dataclass(frozen=True)
+class Recognition(RecognitionDraft):
+    """A stored recognition attempt."""
+
+    id: str = ""
+    download_id: str = ""
+    attempt_no: int = 1
+    is_current: bool = True
+    created_at: str = ""

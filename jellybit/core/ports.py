@@ -1,0 +1,177 @@
+"""The small interfaces the engine needs from the outside; adapters implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from jellybit.core.models import Download
+from jellybit.core.plan import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
+
+# ---------------------------------------------------------------- qBittorrent
+
+
+@dataclass(frozen=True)
+class TorrentInfo:
+    """qBittorrent's view of one torrent (paths as qBittorrent sees them)."""
+
+    hash: str
+    infohash_v1: str
+    infohash_v2: str
+    name: str
+    state: str
+    progress: float
+    dlspeed: int
+    eta: int | None
+    size: int
+    total_size: int
+    amount_left: int
+    content_path: str
+    save_path: str
+    category: str
+    tags: tuple[str, ...]
+    added_on: int | None
+    completion_on: int | None
+    magnet_uri: str = ""
+
+    def hashes(self) -> set[str]:
+        """The real infohashes (never the truncated `hash` of a v2/hybrid torrent alone)."""
+        found = {h for h in (self.infohash_v1, self.infohash_v2) if h}
+        if not found and len(self.hash) == 40:
+            found.add(self.hash)  # very old servers without infohash_v1/_v2 fields
+        return found
+
+
+@dataclass(frozen=True)
+class TorrentFile:
+    """One file inside a torrent as qBittorrent lists it (`name` is relative to save_path)."""
+
+    index: int
+    name: str
+    size: int
+    progress: float
+
+
+@dataclass(frozen=True)
+class AddTorrent:
+    """What to add: exactly one of magnet/url/torrent_bytes, plus where and how to tag it."""
+
+    tag: str
+    category: str
+    save_path: str | None = None
+    magnet: str | None = None
+    url: str | None = None
+    torrent_bytes: bytes | None = None
+    paused: bool = False
+
+
+@dataclass(frozen=True)
+class SyncSnapshot:
+    """The client's running view after one `sync/maindata` poll."""
+
+    torrents: Mapping[str, TorrentInfo]      # keyed by qBittorrent's `hash`
+    removed: tuple[str, ...] = ()            # hashes removed since the previous poll
+    full_update: bool = False
+
+
+class TorrentClient(Protocol):
+    """What the worker needs from qBittorrent; failures raise AdapterError."""
+
+    async def add(self, request: AddTorrent) -> None:
+        """Add a torrent (qBittorrent answers without a hash)."""
+
+    async def sync(self) -> SyncSnapshot:
+        """Poll incrementally and return the merged view of all torrents."""
+
+    async def files(self, torrent_hash: str) -> list[TorrentFile]:
+        """List the files of one torrent."""
+
+    async def delete(self, hashes: Sequence[str], *, delete_files: bool) -> None:
+        """Remove torrents, with or without their data."""
+
+    async def pause(self, hashes: Sequence[str]) -> None:
+        """Pause (4.x) / stop (5.x) torrents."""
+
+    async def resume(self, hashes: Sequence[str]) -> None:
+        """Resume (4.x) / start (5.x) torrents."""
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+
+
+# ---------------------------------------------------------------- recognition
+
+
+@dataclass(frozen=True)
+class RecognitionRequest:
+    """Everything a recognizer may use; overrides are pinned by a human and always win."""
+
+    download: Download
+    files: tuple[SourceFile, ...]
+    hints: tuple[str, ...] = ()
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    previous: Recognition | None = None      # the current recognition, for reuse on apply
+    chosen: Candidate | None = None          # a candidate a human picked
+    use_llm: bool = True                     # False on apply: reuse the previous answer
+
+
+class Recognizer(Protocol):
+    """Works out what a download is; never raises for an LLM/metadata outage (reasons instead)."""
+
+    async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
+        """Return a draft recognition with a plan (roles and numbering; no targets yet)."""
+
+
+# ---------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True)
+class LayoutPreview:
+    """The plan with targets computed, plus reasons that block applying it automatically."""
+
+    plan: Plan
+    reasons: tuple[Reason, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """Outcome of laying out one recognition."""
+
+    outcome: str                         # done | collision | failed
+    batch_id: str | None = None
+    linked: int = 0
+    copied: int = 0
+    existing: int = 0
+    skipped: int = 0
+    collisions: tuple[str, ...] = ()     # target paths held by a different file
+    warnings: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    """Outcome of undoing a download's batches."""
+
+    removed: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()   # (path, why)
+    complete: bool = True
+
+
+class Layouter(Protocol):
+    """Lays recognitions out in the libraries and takes them back."""
+
+    async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
+        """Compute targets (folder convergence included) and blocking reasons; touches nothing."""
+
+    async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
+        """Lay out the recognition's plan as one crash-safe batch."""
+
+    async def undo(self, download: Download) -> UndoResult:
+        """Remove this download's surplus links (never the last copy)."""
+
+    async def recover(self) -> None:
+        """Complete or roll back batches a crash left unfinished."""
+
+    async def targets_present(self, download: Download) -> bool | None:
+        """Reconciliation: are the download's library files still there? None = nothing laid."""

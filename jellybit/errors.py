@@ -1,0 +1,71 @@
+"""Domain errors: every failure a user can cause or see is one of these, with a stable code."""
+
+from __future__ import annotations
+
+
+class JellybitError(Exception):
+    """Base of all domain errors; `code` is stable and travels in MQTT error responses."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidSource(JellybitError):
+    """The torrent source is malformed: bad magnet, not a torrent, too large, unsupported scheme."""
+
+    code = "invalid_source"
+
+
+class InvalidArgument(JellybitError):
+    """A command argument is missing or has the wrong shape."""
+
+    code = "invalid_argument"
+
+
+class NotFound(JellybitError):
+    """An id that names nothing (or is not an id at all)."""
+
+    code = "not_found"
+
+
+class InvalidState(JellybitError):
+    """The command does not apply in the download's current state."""
+
+    code = "invalid_state"
+
+
+class Conflict(JellybitError):
+    """Another active download owns one of the infohashes."""
+
+    code = "conflict"
+
+
+class ConfirmationRequired(JellybitError):
+    """A destructive command was sent without its explicit confirmation."""
+
+    code = "confirmation_required"
+
+
+class ConfigError(JellybitError):
+    """The configuration file is missing, unreadable or invalid."""
+
+    code = "config_error"
+
+
+class AdapterError(JellybitError):
+    """An outside system (qBittorrent, LLM, metadata, Jellyfin) failed or could not be reached."""
+
+    code = "adapter_error"
+
+    def __init__(self, system: str, message: str) -> None:
+        super().__init__(f"{system}: {message}")
+        self.system = system
+
+
+class UnsafePath(JellybitError):
+    """A computed target path would leave its library root."""
+
+    code = "unsafe_path"

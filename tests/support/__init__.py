@@ -1,0 +1,1 @@
+"""Test helpers that start real components (brokers, qBittorrent, fake HTTP services)."""
