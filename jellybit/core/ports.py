@@ -175,3 +175,88 @@ class Layouter(Protocol):
 
     async def targets_present(self, download: Download) -> bool | None:
         """Reconciliation: are the download's library files still there? None = nothing laid."""
+
+
+# ---------------------------------------------------------------- LLM
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """One file line for the LLM: its path, size and what the classifier thinks it is."""
+
+    path: str
+    size: int
+    role: str                                # classifier's role (video, subtitle, ...)
+
+
+@dataclass(frozen=True)
+class LlmQuestion:
+    """Everything the LLM is told about a download (untrusted text, all of it)."""
+
+    name: str
+    context: str
+    files: tuple[PromptFile, ...]
+    hints: tuple[str, ...] = ()
+    parsed: Mapping[str, Any] = field(default_factory=dict)   # the release parser's reading
+
+
+@dataclass(frozen=True)
+class LlmFileAnswer:
+    """The LLM's reading of one file (only files that exist survive validation)."""
+
+    path: str
+    role: str
+    season: int | None = None
+    episodes: tuple[int, ...] = ()
+    part: int | None = None
+    extra_kind: str | None = None
+    language: str | None = None
+    work_title: str | None = None            # movie packs: which film this file is
+    work_year: int | None = None
+
+
+@dataclass(frozen=True)
+class LlmAnswer:
+    """The validated structured answer plus the raw text and what was dropped."""
+
+    media_type: str | None
+    title: str | None
+    original_title: str | None
+    year: int | None
+    files: tuple[LlmFileAnswer, ...]
+    raw: str
+    dropped: tuple[str, ...] = ()            # notes on answer parts that were discarded
+    notes: str | None = None
+
+
+class LlmClient(Protocol):
+    """Asks an OpenAI-compatible model; failures raise AdapterError('llm', ...)."""
+
+    async def ask(self, question: LlmQuestion) -> LlmAnswer:
+        """Return the validated answer."""
+
+
+# ---------------------------------------------------------------- metadata
+
+
+@dataclass(frozen=True)
+class MetadataQuery:
+    """A search: title (and original title), year, media type."""
+
+    title: str
+    media_type: str | None = None            # movie | series | None = both
+    year: int | None = None
+    original_title: str | None = None
+    language: str | None = None
+
+
+class MetadataProvider(Protocol):
+    """One metadata source (TMDB, TVDB, TVMaze); failures raise AdapterError(name, ...)."""
+
+    name: str                                # tmdb | tvdb | tvmaze
+
+    async def search(self, query: MetadataQuery) -> list[Candidate]:
+        """Return candidates (without distance) for the query, best first as the provider ranks."""
+
+    async def details(self, media_type: str, provider_id: str) -> Candidate:
+        """Return one candidate with details (seasons -> episode counts for series)."""
