@@ -159,6 +159,6 @@ class StoreBase:
                     "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
                     (migration.version, migration.name, clock.now()),
                 )
-            log.info("migration applied", extra={"version": migration.version, "name": migration.name})
+            log.info("migration applied", extra={"version": migration.version, "migration": migration.name})
             applied.append(migration.version)
         return applied

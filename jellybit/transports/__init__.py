@@ -1,0 +1,1 @@
+"""Thin transports: bytes -> command -> result. No business logic, no SQL."""

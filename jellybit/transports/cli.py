@@ -1,0 +1,132 @@
+"""The `jellybit` command line: run the worker, migrate, check the config, parse release names."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from jellybit import __version__
+from jellybit.config import Config, load_config
+from jellybit.errors import ConfigError, JellybitError
+from jellybit.logs import setup_logging
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_ERROR = 1           # the command failed (an error response, a domain error)
+EXIT_USAGE = 2           # bad arguments (argparse uses 2 as well)
+EXIT_CONFIG = 3          # the configuration is invalid
+EXIT_NO_ANSWER = 4       # no answer from the worker (reserved for commands over MQTT)
+
+
+def _load(args: argparse.Namespace) -> Config:
+    config = load_config(args.config)
+    setup_logging(config.log.level, config.log.format, stream=sys.stderr)
+    return config
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    """Validate the configuration file and print a short summary."""
+    config = load_config(args.config)
+    summary = {
+        "qbittorrent": config.qbittorrent.url,
+        "mqtt": config.mqtt.url,
+        "database": str(config.storage.database),
+        "movies": str(config.paths.movies),
+        "series": str(config.paths.series),
+        "llm": config.llm.base_url if config.llm.enabled else None,
+        "metadata": [n for n in ("tmdb", "tvdb", "tvmaze") if getattr(config.metadata, n).enabled],
+    }
+    if args.json:
+        print(json.dumps({"ok": True, **summary}, ensure_ascii=False))
+    else:
+        print("configuration is valid")
+        for key, value in summary.items():
+            print(f"  {key}: {value}")
+    return EXIT_OK
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply pending database migrations."""
+    from jellybit.adapters.store import Store
+
+    config = _load(args)
+
+    async def migrate() -> list[int]:
+        store = Store(config.storage.database)
+        await store.open(migrate=False)
+        try:
+            return await store.migrate()
+        finally:
+            await store.close()
+
+    applied = asyncio.run(migrate())
+    if args.json:
+        print(json.dumps({"applied": applied, "database": str(config.storage.database)}))
+    elif applied:
+        print(f"applied migrations {', '.join(map(str, applied))} to {config.storage.database}")
+    else:
+        print(f"database {config.storage.database} is up to date")
+    return EXIT_OK
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    """Parse release names (arguments, or one per line on stdin) into JSON lines."""
+    from jellybit.transports.parse_cli import run
+
+    return run(list(args.names), sys.stdin, sys.stdout)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the worker until SIGTERM/SIGINT."""
+    from jellybit import app
+
+    config = _load(args)
+    asyncio.run(app.run(config))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="jellybit", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"jellybit {__version__}")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: $JELLYBIT_CONFIG)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("check-config", cmd_check_config, "validate the configuration file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = add("migrate", cmd_migrate, "apply pending database migrations")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
+    p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
+    add("run", cmd_run, "run the worker")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `jellybit` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"jellybit: {exc.message}", file=sys.stderr)
+        return EXIT_CONFIG
+    except JellybitError as exc:
+        print(f"jellybit: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
