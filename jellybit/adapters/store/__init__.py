@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from jellybit.adapters.store.base import StoreBase, load_migrations
+from jellybit.adapters.store.commands import CommandResultsMixin
 from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
 
 
-class Store(DownloadsMixin, StoreBase):
+class Store(CommandResultsMixin, DownloadsMixin, StoreBase):
     """The application's store; open it with `await store.open()` (migrates by default)."""
 
 
