@@ -59,6 +59,7 @@ class Message:
     payload: bytes | None
     retain: bool = True
     qos: int = 1
+    force: bool = False      # publish even if the retained payload did not change
 
 
 class StateSource(Protocol):
@@ -156,7 +157,7 @@ class MqttBridge:
     async def publish(self, message: Message) -> None:
         """Publish now; retained messages only on change. Disconnected: events wait, state is re-sent."""
         body = message.payload or b""
-        if message.retain and body and self._published.get(message.topic) == body:
+        if message.retain and body and not message.force and self._published.get(message.topic) == body:
             return
         client = self._client
         if client is None:
