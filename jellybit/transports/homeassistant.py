@@ -124,7 +124,8 @@ def removal_payload(previous: dict[str, Any], current: dict[str, Any]) -> dict[s
     if not isinstance(old, dict):
         return None
     gone = {key: {"p": value.get("p")} for key, value in old.items()
-            if key not in current["cmps"] and isinstance(value, dict) and value.get("p")}
+            # A component already reduced to `p` is a removal we sent: do not loop on our own echo.
+            if key not in current["cmps"] and isinstance(value, dict) and value.get("p") and len(value) > 1}
     if not gone:
         return None
     return {**current, "cmps": {**current["cmps"], **gone}}
