@@ -1,0 +1,131 @@
+"""An MQTT client for Jellybit's API (request/response and retained state), used by the CLI and panel.
+
+Speaks only `jellybit.protocol`. Requests carry an MQTT 5 response topic private to this client
+and a correlation id, so concurrent clients never read each other's answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from jellybit.config import MqttConfig
+from jellybit.protocol import Command, Response, Topics
+
+
+class NoAnswer(Exception):
+    """The worker did not answer in time (offline, or the broker is unreachable)."""
+
+
+class BrokerUnavailable(NoAnswer):
+    """The broker could not be reached at all."""
+
+
+def _options(config: MqttConfig, identifier: str) -> dict[str, Any]:
+    from jellybit.transports.mqtt import client_options  # one place builds TLS/credentials
+
+    options = client_options(config, identifier, None)
+    options["socket_options"] = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    return options
+
+
+class JellybitClient:
+    """`async with JellybitClient(config) as client: await client.request(Command.LIST, {})`."""
+
+    def __init__(self, config: MqttConfig, *, name: str = "client") -> None:
+        self.config = config
+        self.topics = Topics(config.base_topic, config.discovery_prefix)
+        self.identifier = f"jellybit-{name}-{uuid.uuid4().hex[:12]}"
+        self.response_topic = f"{config.base_topic}/response/_client/{self.identifier}"
+        self._client: aiomqtt.Client | None = None
+        self._waiting: dict[bytes, asyncio.Future[Response]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._watchers: list[tuple[tuple[str, ...], asyncio.Queue[tuple[str, bytes, bool]]]] = []
+
+    async def __aenter__(self) -> JellybitClient:
+        client = aiomqtt.Client(**_options(self.config, self.identifier))
+        try:
+            await client.__aenter__()
+        except aiomqtt.MqttError as exc:
+            raise BrokerUnavailable(f"cannot reach the MQTT broker at {self.config.url}: {exc}") from exc
+        self._client = client
+        await client.subscribe(self.response_topic, qos=1)
+        self._reader = asyncio.create_task(self._read())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await self._reader
+        if self._client is not None:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await self._client.__aexit__(None, None, None)
+            self._client = None
+
+    async def _read(self) -> None:
+        assert self._client is not None
+        async for message in self._client.messages:
+            topic = str(message.topic)
+            payload = message.payload if isinstance(message.payload, bytes) else b""
+            if topic == self.response_topic:
+                correlation = getattr(message.properties, "CorrelationData", None)
+                future = self._waiting.pop(bytes(correlation), None) if correlation else None
+                if future is not None and not future.done():
+                    try:
+                        future.set_result(Response.model_validate_json(payload))
+                    except ValueError as exc:
+                        future.set_exception(NoAnswer(f"unreadable response: {exc}"))
+                continue
+            for filters, queue in self._watchers:
+                if any(message.topic.matches(f) for f in filters):
+                    queue.put_nowait((topic, payload, bool(message.retain)))
+
+    async def request(self, command: Command | str, payload: dict[str, Any] | str | bytes,
+                      *, timeout: float = 10.0) -> Response:  # noqa: ASYNC109
+        """Send one request and wait for its response (raises NoAnswer on timeout)."""
+        if self._client is None:
+            raise RuntimeError("client is not connected")
+        body = payload if isinstance(payload, bytes) else (
+            payload.encode("utf-8") if isinstance(payload, str)
+            else json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        correlation = uuid.uuid4().bytes
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.ResponseTopic = self.response_topic
+        properties.CorrelationData = correlation
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiting[correlation] = future
+        try:
+            await self._client.publish(self.topics.request(command), body, qos=1, properties=properties)
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError as exc:
+            raise NoAnswer(f"no answer from the Jellybit worker within {timeout:g} s "
+                           "(is it running and connected to the broker?)") from exc
+        except aiomqtt.MqttError as exc:
+            raise NoAnswer(f"lost the MQTT connection: {exc}") from exc
+        finally:
+            self._waiting.pop(correlation, None)
+
+    async def watch(self, *topics: str) -> AsyncIterator[tuple[str, bytes, bool]]:
+        """Subscribe to topics and yield (topic, payload, retained) until the caller stops."""
+        if self._client is None:
+            raise RuntimeError("client is not connected")
+        queue: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue()
+        watcher = (topics, queue)
+        self._watchers.append(watcher)
+        try:
+            for topic in topics:
+                await self._client.subscribe(topic, qos=1)
+            while True:
+                yield await queue.get()
+        finally:
+            self._watchers.remove(watcher)
