@@ -1,4 +1,5 @@
-"""The `jellybit` command line: run the worker, migrate, check the config, parse release names."""
+"""The `jellybit` command line: run the worker, migrate, check the config, parse release names,
+and send any command to the worker over MQTT."""
 
 from __future__ import annotations
 
@@ -90,6 +91,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_remote(args: argparse.Namespace) -> int:
+    """Send a command to the worker over MQTT."""
+    from jellybit.transports.cli_remote import run_remote
+
+    config = load_config(args.config)
+    setup_logging("WARNING", "text", stream=sys.stderr)
+    if args.remote == "add" and bool(args.source) == bool(args.torrent):
+        print("jellybit: give a SOURCE or --torrent FILE (exactly one)", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(run_remote(args, config))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="jellybit", description=__doc__)
@@ -109,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
     add("run", cmd_run, "run the worker")
+
+    from jellybit.transports.cli_remote import add_remote_commands
+
+    add_remote_commands(sub, cmd_remote)
     return parser
 
 

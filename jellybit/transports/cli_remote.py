@@ -1,0 +1,238 @@
+"""CLI subcommands that talk to the worker over MQTT, like every other client.
+
+Exit codes: 0 ok, 1 the worker answered with an error, 4 no answer (worker or broker down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from jellybit.client import JellybitClient, NoAnswer
+from jellybit.config import Config
+from jellybit.protocol import Command, DownloadPayload, Response
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_NO_ANSWER = 4
+WAIT_UNTIL = {"review", "done", "failed", "cancelled", "reverted", "deleted", "orphaned", "target_missing"}
+
+
+def _human_size(value: int | None) -> str:
+    if not value:
+        return "-"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return str(value)
+
+
+def format_download(item: dict[str, Any]) -> str:
+    """One line for a download: id, state, progress, title or name."""
+    title = item.get("title") or item.get("name") or ""
+    if item.get("year"):
+        title += f" ({item['year']})"
+    progress = f"{float(item.get('progress') or 0) * 100:5.1f}%"
+    return f"{item['id']}  {item['state']:<14} {progress}  {title}"
+
+
+def format_detail(data: dict[str, Any]) -> str:
+    """A readable block for `show`."""
+    download = data.get("download", data)
+    lines = [format_download(download)]
+    for key in ("context", "source_type", "target_folder", "torrent_state"):
+        if download.get(key):
+            lines.append(f"  {key.replace('_', ' ')}: {download[key]}")
+    lines.append(f"  size: {_human_size(download.get('size'))}")
+    if download.get("error"):
+        lines.append(f"  error: {download['error'].get('code')}: {download['error'].get('message')}")
+    recognition = data.get("recognition") or {}
+    for reason in recognition.get("reasons", []):
+        lines.append(f"  reason: {reason.get('message')}")
+    for candidate in recognition.get("candidates", []):
+        mark = "*" if candidate.get("chosen") else " "
+        lines.append(f"  {mark} candidate {candidate.get('id')}: {candidate.get('provider')} "
+                     f"{candidate.get('provider_id')} {candidate.get('title')} ({candidate.get('year')})")
+    for item in data.get("timeline", []):
+        source = item.get("from") or "-"
+        lines.append(f"  {item.get('at')}  {source} -> {item.get('to')}  {item.get('reason')}")
+    return "\n".join(lines)
+
+
+def _print_response(response: Response, command: str, args: argparse.Namespace, out: TextIO) -> int:
+    if args.json:
+        out.write(response.model_dump_json() + "\n")
+    elif response.status == "error":
+        assert response.error is not None
+        sys.stderr.write(f"jellybit: {response.error.message} ({response.error.code})\n")
+    else:
+        data = response.data
+        if command == "list":
+            for item in data.get("items", []):
+                out.write(format_download(item) + "\n")
+            out.write(f"({len(data.get('items', []))} of {data.get('total', 0)})\n")
+        elif command in {"get", "show"}:
+            out.write(format_detail(data) + "\n")
+        elif command == "add":
+            verb = "created" if data.get("created") else "joined the active download"
+            out.write(f"{data['id']}  {verb}\n")
+            if data.get("settled_before"):
+                out.write(f"  processed before as: {', '.join(data['settled_before'])}\n")
+        elif isinstance(data, dict) and "state" in data:
+            out.write(format_download(data) + "\n")
+        elif isinstance(data, dict) and isinstance(data.get("download"), dict):
+            out.write(format_download(data["download"]) + "\n")
+        else:
+            out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    return EXIT_OK if response.status == "ok" else EXIT_ERROR
+
+
+def build_request(args: argparse.Namespace) -> tuple[Command, dict[str, Any]]:
+    """Turn parsed arguments into (command, payload)."""
+    command = args.remote
+    payload: dict[str, Any] = {}
+    if args.transaction:
+        payload["transaction"] = args.transaction
+    if command == "add":
+        if args.torrent:
+            payload["torrent"] = base64.b64encode(Path(args.torrent).read_bytes()).decode()
+        if args.source:
+            payload["source"] = args.source
+        payload["context"] = args.context or ""
+        return Command.ADD, payload
+    if command == "show":
+        return Command.GET, {**payload, "id": args.id}
+    if command == "list":
+        payload.update(limit=args.limit, offset=args.offset)
+        if args.state:
+            payload["states"] = args.state
+        if args.text:
+            payload["text"] = args.text
+        return Command.LIST, payload
+    if command == "titles":
+        return Command.TITLES, payload
+    if command == "delete-title":
+        payload.update(provider=args.provider, provider_id=args.provider_id,
+                       delete_torrents=args.delete_torrents, confirm=args.yes)
+        return Command.DELETE_TITLE, payload
+    payload["id"] = args.id
+    if command == "apply":
+        if args.candidate:
+            payload["candidate_id"] = args.candidate
+        overrides = {k: v for k, v in {
+            "media_type": args.type, "title": args.title, "year": args.year, "season": args.season,
+        }.items() if v is not None}
+        if overrides:
+            payload["overrides"] = overrides
+    elif command == "refine":
+        payload["hint"] = args.hint
+    elif command == "reject" and args.reason:
+        payload["reason"] = args.reason
+    elif command == "defer":
+        payload["hours"] = args.hours
+    elif command == "cancel":
+        payload.update(delete_data=args.delete_data, confirm=args.yes)
+    return Command(command), payload
+
+
+async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: bool) -> int:
+    topic = client.topics.download(download_id)
+    async for _topic, payload, _retained in client.watch(topic):
+        if not payload:
+            continue
+        item = DownloadPayload.model_validate_json(payload)
+        if as_json:
+            out.write(item.model_dump_json() + "\n")
+        else:
+            width = 30
+            filled = int(item.progress * width)
+            out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {item.progress * 100:5.1f}%  "
+                      f"{item.state:<12} {item.title or item.name}"[:120])
+        out.flush()
+        if item.state in WAIT_UNTIL:
+            if not as_json:
+                out.write("\n")
+            return EXIT_OK if item.state in {"done", "review"} else EXIT_ERROR
+    return EXIT_NO_ANSWER
+
+
+async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys.stdout) -> int:
+    """Send one command to the worker and print the answer."""
+    command, payload = build_request(args)
+    try:
+        async with JellybitClient(config.mqtt, name="cli") as client:
+            response = await client.request(command, payload, timeout=args.timeout)
+            code = _print_response(response, args.remote, args, out)
+            if code == EXIT_OK and command is Command.ADD and args.wait:
+                return await asyncio.wait_for(_wait(client, response.data["id"], out, args.json),
+                                              args.wait_timeout)
+            return code
+    except NoAnswer as exc:
+        sys.stderr.write(f"jellybit: {exc}\n")
+        return EXIT_NO_ANSWER
+    except TimeoutError:
+        sys.stderr.write("jellybit: gave up waiting for the download to finish\n")
+        return EXIT_NO_ANSWER
+
+
+def add_remote_commands(sub: Any, handler: Any) -> None:
+    """Register the over-MQTT subcommands on an argparse subparsers object."""
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=handler, remote=name)
+        p.add_argument("--json", action="store_true", help="print the raw response as JSON")
+        p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for an answer")
+        p.add_argument("--transaction", help="idempotency key: a repeat is not executed twice")
+        return p
+
+    p = add("add", "add a torrent (magnet, URL, infohash, or --torrent FILE)")
+    p.add_argument("source", nargs="?", help="magnet link, http(s) URL or bare infohash")
+    p.add_argument("--torrent", metavar="FILE", help="a .torrent file")
+    p.add_argument("--context", default="", help="what it is, in a sentence")
+    p.add_argument("--wait", action="store_true", help="show progress until done or review")
+    p.add_argument("--wait-timeout", type=float, default=24 * 3600, help="give up waiting after this")
+    p = add("list", "list downloads")
+    p.add_argument("--state", action="append", help="only this state (repeatable)")
+    p.add_argument("--text", help="search names and contexts")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=int, default=0)
+    p = add("show", "show one download with its timeline and recognition")
+    p.add_argument("id")
+    add("titles", "list the computed titles")
+    p = add("apply", "lay out a download in review")
+    p.add_argument("id")
+    p.add_argument("--candidate", help="candidate id to use")
+    p.add_argument("--type", choices=["movie", "series"], help="override the media type")
+    p.add_argument("--title", help="override the title")
+    p.add_argument("--year", type=int, help="override the year")
+    p.add_argument("--season", type=int, help="override the season")
+    p = add("refine", "add a hint and recognize again")
+    p.add_argument("id")
+    p.add_argument("hint")
+    p = add("reject", "reject a download in review")
+    p.add_argument("id")
+    p.add_argument("--reason")
+    p = add("defer", "keep a download in review without notifications")
+    p.add_argument("id")
+    p.add_argument("--hours", type=float, default=24.0)
+    for name, text in (("undo", "remove the links a download laid out"),
+                       ("retry", "retry a failed, cancelled or reverted download"),
+                       ("relink", "lay out again a download whose library files are missing")):
+        add(name, text).add_argument("id")
+    p = add("cancel", "cancel an active download")
+    p.add_argument("id")
+    p.add_argument("--delete-data", action="store_true", help="also remove the torrent and its data")
+    p.add_argument("--yes", action="store_true", help="confirm deleting data")
+    p = add("delete-title", "undo every download of a title")
+    p.add_argument("provider", choices=["tmdb", "tvdb", "tvmaze", "imdb"])
+    p.add_argument("provider_id")
+    p.add_argument("--delete-torrents", action="store_true", help="also remove the torrents")
+    p.add_argument("--yes", action="store_true", help="confirm removing torrents")
