@@ -5,9 +5,10 @@ from __future__ import annotations
 from jellybit.adapters.store.base import StoreBase, load_migrations
 from jellybit.adapters.store.commands import CommandResultsMixin
 from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
+from jellybit.adapters.store.recognitions import RecognitionsMixin
 
 
-class Store(CommandResultsMixin, DownloadsMixin, StoreBase):
+class Store(RecognitionsMixin, CommandResultsMixin, DownloadsMixin, StoreBase):
     """The application's store; open it with `await store.open()` (migrates by default)."""
 
 

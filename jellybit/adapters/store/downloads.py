@@ -42,6 +42,26 @@ def _row_to_download(row: aiosqlite.Row, hashes: Iterable[Infohash]) -> Download
     return Download(infohashes=tuple(sorted(hashes, key=lambda h: (h.kind, h.value))), **data)
 
 
+def _download_filter(
+    states: Iterable[State] | None, text: str | None
+) -> tuple[str | None, list[Any]]:
+    """Build the WHERE clause of a download query; None when the filter matches nothing."""
+    where: list[str] = []
+    params: list[Any] = []
+    if states is not None:
+        values = [State(s).value for s in states]
+        if not values:
+            return None, []
+        where.append("state IN (" + ",".join("?" for _ in values) + ")")
+        params.extend(values)
+    if text:
+        where.append("(display_name LIKE ? ESCAPE '\\' OR source_ref LIKE ? ESCAPE '\\'"
+                     " OR context LIKE ? ESCAPE '\\' OR id = ?)")
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        params.extend([pattern, pattern, pattern, text.lower()])
+    return (" WHERE " + " AND ".join(where)) if where else "", params
+
+
 class DownloadsMixin:
     """Store methods for `download`, `download_infohash`, `download_torrent`, `state_transition`."""
 
@@ -261,23 +281,10 @@ class DownloadsMixin:
         limit: int = 50, offset: int = 0,
     ) -> list[Download]:
         """Return downloads newest first, filtered by state and a case-insensitive text search."""
-        where: list[str] = []
-        params: list[Any] = []
-        if states is not None:
-            values = [State(s).value for s in states]
-            if not values:
-                return []
-            where.append("state IN (" + ",".join("?" for _ in values) + ")")
-            params.extend(values)
-        if text:
-            where.append("(display_name LIKE ? ESCAPE '\\' OR source_ref LIKE ? ESCAPE '\\'"
-                         " OR context LIKE ? ESCAPE '\\' OR id = ?)")
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            params.extend([pattern, pattern, pattern, text.lower()])
-        sql = "SELECT id FROM download"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC LIMIT ? OFFSET ?"
+        where, params = _download_filter(states, text)
+        if where is None:
+            return []
+        sql = "SELECT id FROM download" + where + " ORDER BY id DESC LIMIT ? OFFSET ?"
         params.extend([limit, offset])
         rows = await self.fetchall(sql, tuple(params))  # type: ignore[attr-defined]
         result = []
@@ -286,6 +293,16 @@ class DownloadsMixin:
             if download is not None:
                 result.append(download)
         return result
+
+    async def count_downloads(
+        self, *, states: Iterable[State] | None = None, text: str | None = None
+    ) -> int:
+        """Count the downloads `list_downloads` would page through with the same filters."""
+        where, params = _download_filter(states, text)
+        if where is None:
+            return 0
+        row = await self.fetchone("SELECT COUNT(*) AS n FROM download" + where, tuple(params))  # type: ignore[attr-defined]
+        return int(row["n"]) if row else 0
 
     async def count_by_state(self) -> dict[State, int]:
         """Return how many downloads are in each state."""
