@@ -65,6 +65,14 @@ class AdapterError(JellybitError):
         self.system = system
 
 
+class TorrentRejected(AdapterError):
+    """qBittorrent refused an add: `reason` is "duplicate" (already there) or "invalid" (not a torrent)."""
+
+    def __init__(self, system: str, message: str, *, reason: str) -> None:
+        super().__init__(system, message)
+        self.reason = reason
+
+
 class UnsafePath(JellybitError):
     """A computed target path would leave its library root."""
 
