@@ -67,19 +67,31 @@ class DownloadsMixin:
 
     conn: aiosqlite.Connection
 
-    async def _active_owner(self, conn: aiosqlite.Connection, hashes: Iterable[str]) -> str | None:
+    async def _active_owners(
+        self, conn: aiosqlite.Connection, hashes: Iterable[str], exclude: str | None = None
+    ) -> dict[str, str]:
+        """Map each of these hashes that an active download (other than `exclude`) owns to it."""
         values = sorted(set(hashes))
         if not values:
-            return None
+            return {}
         marks = ",".join("?" for _ in values)
         sql = (
-            "SELECT d.id FROM download d JOIN download_infohash h ON h.download_id = d.id "
-            f"WHERE h.infohash IN ({marks}) AND d.state IN {_ACTIVE_SQL} "
-            "ORDER BY d.id LIMIT 1"
+            "SELECT h.infohash, d.id FROM download d JOIN download_infohash h ON h.download_id = d.id "
+            f"WHERE h.infohash IN ({marks}) AND d.state IN {_ACTIVE_SQL} AND d.id != ? "
+            "ORDER BY d.id"
         )
-        async with conn.execute(sql, (*values, *_ACTIVE)) as cur:
-            row = await cur.fetchone()
-        return row["id"] if row else None
+        async with conn.execute(sql, (*values, *_ACTIVE, exclude or "")) as cur:
+            rows = await cur.fetchall()
+        owners: dict[str, str] = {}
+        for row in rows:
+            owners.setdefault(row["infohash"], row["id"])
+        return owners
+
+    async def _active_owner(
+        self, conn: aiosqlite.Connection, hashes: Iterable[str], exclude: str | None = None
+    ) -> str | None:
+        owners = await self._active_owners(conn, hashes, exclude)
+        return min(owners.values()) if owners else None
 
     async def _insert_hashes(
         self, conn: aiosqlite.Connection, download_id: str, hashes: Iterable[Infohash]
@@ -132,9 +144,13 @@ class DownloadsMixin:
     ) -> CreateResult:
         """Create a download unless an active one owns a hash: then join it, adding missing hashes."""
         async with self.write() as conn:  # type: ignore[attr-defined]
-            owner = await self._active_owner(conn, (h.value for h in new.infohashes))
-            if owner is not None:
-                added = await self._insert_hashes(conn, owner, new.infohashes)
+            owners = await self._active_owners(conn, (h.value for h in new.infohashes))
+            if owners:
+                owner = min(owners.values())
+                # A hash another active download already owns stays with it: adding it here
+                # would give one infohash two active downloads (invariant 4).
+                missing = [h for h in new.infohashes if owners.get(h.value, owner) == owner]
+                added = await self._insert_hashes(conn, owner, missing)
                 if added:
                     await conn.execute(
                         "UPDATE download SET updated_at = ? WHERE id = ?", (clock.now(), owner)
@@ -167,8 +183,8 @@ class DownloadsMixin:
         async with self.write() as conn:  # type: ignore[attr-defined]
             if await self._load(conn, download_id) is None:
                 raise NotFound(f"unknown download id {download_id!r}")
-            owner = await self._active_owner(conn, (h.value for h in hashes))
-            if owner is not None and owner != download_id:
+            owner = await self._active_owner(conn, (h.value for h in hashes), exclude=download_id)
+            if owner is not None:
                 raise Conflict(f"infohash already belongs to active download {owner}")
             added = await self._insert_hashes(conn, download_id, hashes)
             if added:
@@ -203,8 +219,8 @@ class DownloadsMixin:
             current = await self._load(conn, download_id)
             if current is None:
                 raise NotFound(f"unknown download id {download_id!r}")
-            owner = await self._active_owner(conn, current.hashes())
-            if owner is not None and owner != download_id:
+            owner = await self._active_owner(conn, current.hashes(), exclude=download_id)
+            if owner is not None:
                 raise Conflict(
                     f"another active download ({owner}) owns an infohash of {download_id}"
                 )
