@@ -1,0 +1,276 @@
+"""The layout journal: `apply_batch` and `file_link` rows, supersede, and computed title groups."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
+
+import aiosqlite
+
+from jellybit import clock, ident
+from jellybit.core.links import (
+    LIVE_STATUSES,
+    ApplyBatch,
+    BatchStatus,
+    FileLink,
+    LinkStatus,
+    LinkUpdate,
+    NewLink,
+    TitleGroup,
+    TitleMember,
+)
+from jellybit.core.plan import Plan, Role
+from jellybit.errors import NotFound
+
+_LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
+_LIVE_SQL = "(" + ",".join("?" for _ in _LIVE) + ")"
+
+
+def _link(row: aiosqlite.Row) -> FileLink:
+    data = dict(row)
+    data["status"] = LinkStatus(data["status"])
+    return FileLink(**data)
+
+
+def _batch(row: aiosqlite.Row) -> ApplyBatch:
+    data = dict(row)
+    data["status"] = BatchStatus(data["status"])
+    return ApplyBatch(**data)
+
+
+def _statuses(statuses: Iterable[LinkStatus] | None) -> tuple[str, ...] | None:
+    return None if statuses is None else tuple(LinkStatus(s).value for s in statuses)
+
+
+def _marks(values: Sequence[object]) -> str:
+    return "(" + ",".join("?" for _ in values) + ")"
+
+
+def relative_to_roots(dst_path: str, roots: Sequence[str]) -> str | None:
+    """A target's path relative to the library root holding it, or None outside every root."""
+    path = PurePosixPath(dst_path)
+    for root in roots:
+        base = PurePosixPath(os.path.normpath(root))
+        if path.is_relative_to(base) and path != base:
+            return str(path.relative_to(base))
+    return None
+
+
+def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
+    """The title folder (root + first component) holding a link, or None outside every root."""
+    path = PurePosixPath(dst_path)
+    for root in roots:
+        base = PurePosixPath(os.path.normpath(root))
+        if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
+            return str(base / path.relative_to(base).parts[0])
+    return None
+
+
+class LinksMixin:
+    """Store methods for `apply_batch` and `file_link`."""
+
+    conn: aiosqlite.Connection
+
+    async def open_batch(
+        self, download_id: str, links: Sequence[NewLink]
+    ) -> tuple[ApplyBatch, list[FileLink]]:
+        """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
+        batch_id = ident.new_id()
+        now = clock.now()
+        rows = [
+            (ident.new_id(), download_id, batch_id, new.src_path, new.dst_path, new.kind,
+             LinkStatus(new.status).value, new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
+             new.dst_ino, new.message, now, now)
+            for new in links
+        ]
+        async with self.write() as conn:  # type: ignore[attr-defined]
+            await conn.execute(
+                "INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, ?, ?)",
+                (batch_id, download_id, BatchStatus.OPEN.value, now),
+            )
+            await conn.executemany(
+                "INSERT INTO file_link (id, download_id, apply_batch_id, src_path, dst_path, kind,"
+                " status, size, src_dev, src_ino, src_mtime_ns, dst_ino, message, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        batch = ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None)
+        return batch, await self.links_for_batch(batch_id)
+
+    async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
+        """Record a pending copy's inode before it is published (so recovery can recognise it)."""
+        async with self.write() as conn:  # type: ignore[attr-defined]
+            await conn.execute(
+                "UPDATE file_link SET dst_ino = ?, updated_at = ? WHERE id = ? AND status = ?",
+                (dst_ino, clock.now(), link_id, LinkStatus.PENDING.value),
+            )
+
+    async def finish_links(self, updates: Sequence[LinkUpdate]) -> None:
+        """Record the outcome of journal rows (status, target inode, message) in one transaction."""
+        if not updates:
+            return
+        now = clock.now()
+        async with self.write() as conn:  # type: ignore[attr-defined]
+            await conn.executemany(
+                "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?,"
+                " updated_at = ? WHERE id = ?",
+                [(LinkStatus(u.status).value, u.dst_ino, u.message, now, u.link_id) for u in updates],
+            )
+
+    async def commit_batch(self, batch_id: str) -> int:
+        """Mark a batch committed and supersede other batches' live rows on its paths (same inode)."""
+        now = clock.now()
+        async with self.write() as conn:  # type: ignore[attr-defined]
+            async with conn.execute("SELECT download_id FROM apply_batch WHERE id = ?", (batch_id,)) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                raise NotFound(f"unknown apply batch {batch_id!r}")
+            cursor = await conn.execute(
+                "UPDATE file_link SET status = ?, message = ?, updated_at = ?"
+                f" WHERE apply_batch_id != ? AND status IN {_LIVE_SQL} AND EXISTS ("
+                "  SELECT 1 FROM file_link n WHERE n.apply_batch_id = ? AND n.dst_path = file_link.dst_path"
+                f"  AND n.dst_ino = file_link.dst_ino AND n.status IN {_LIVE_SQL})",
+                (LinkStatus.SUPERSEDED.value,
+                 f"superseded by batch {batch_id} of download {row['download_id']}",
+                 now, batch_id, *_LIVE, batch_id, *_LIVE),
+            )
+            superseded = cursor.rowcount
+            await conn.execute(
+                "UPDATE apply_batch SET status = ?, finished_at = ? WHERE id = ?",
+                (BatchStatus.COMMITTED.value, now, batch_id),
+            )
+        return superseded
+
+    async def close_batch(self, batch_id: str, status: BatchStatus) -> None:
+        """Set a batch's final status (`rolled_back` or `undone`)."""
+        async with self.write() as conn:  # type: ignore[attr-defined]
+            await conn.execute(
+                "UPDATE apply_batch SET status = ?, finished_at = ? WHERE id = ?",
+                (BatchStatus(status).value, clock.now(), batch_id),
+            )
+
+    async def get_batch(self, batch_id: str) -> ApplyBatch:
+        """Return one batch or raise NotFound."""
+        row = await self.fetchone("SELECT * FROM apply_batch WHERE id = ?", (batch_id,))  # type: ignore[attr-defined]
+        if row is None:
+            raise NotFound(f"unknown apply batch {batch_id!r}")
+        return _batch(row)
+
+    async def open_batches(self) -> list[ApplyBatch]:
+        """Return the batches a crash left `open`, oldest first."""
+        rows = await self.fetchall(  # type: ignore[attr-defined]
+            "SELECT * FROM apply_batch WHERE status = ? ORDER BY created_at, id", (BatchStatus.OPEN.value,)
+        )
+        return [_batch(r) for r in rows]
+
+    async def batches_for_download(
+        self, download_id: str, statuses: Iterable[BatchStatus] | None = None
+    ) -> list[ApplyBatch]:
+        """Return a download's batches, newest first."""
+        sql = "SELECT * FROM apply_batch WHERE download_id = ?"
+        params: list[object] = [download_id]
+        if statuses is not None:
+            values = [BatchStatus(s).value for s in statuses]
+            sql += " AND status IN " + _marks(values)
+            params.extend(values)
+        rows = await self.fetchall(sql + " ORDER BY created_at DESC, id DESC", tuple(params))  # type: ignore[attr-defined]
+        return [_batch(r) for r in rows]
+
+    async def _links_where(self, where: str, params: Sequence[object], statuses: Iterable[LinkStatus] | None):
+        values = _statuses(statuses)
+        sql = f"SELECT * FROM file_link WHERE {where}"
+        args = list(params)
+        if values is not None:
+            if not values:
+                return []
+            sql += " AND status IN " + _marks(values)
+            args.extend(values)
+        rows = await self.fetchall(sql + " ORDER BY created_at, id", tuple(args))  # type: ignore[attr-defined]
+        return [_link(r) for r in rows]
+
+    async def links_for_download(
+        self, download_id: str, statuses: Iterable[LinkStatus] | None = None
+    ) -> list[FileLink]:
+        """Return a download's journal rows, oldest first."""
+        return await self._links_where("download_id = ?", (download_id,), statuses)
+
+    async def links_for_batch(
+        self, batch_id: str, statuses: Iterable[LinkStatus] | None = None
+    ) -> list[FileLink]:
+        """Return one batch's journal rows in the order they were planned."""
+        return await self._links_where("apply_batch_id = ?", (batch_id,), statuses)
+
+    async def links_at(self, dst_path: str, statuses: Iterable[LinkStatus] | None = None) -> list[FileLink]:
+        """Return every row that laid (or tried to lay) this target path."""
+        return await self._links_where("dst_path = ?", (dst_path,), statuses)
+
+    async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
+        """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
+        rows = await self.fetchall(  # type: ignore[attr-defined]
+            "SELECT fl.* FROM file_link fl"
+            " JOIN recognition r ON r.download_id = fl.download_id AND r.is_current = 1"
+            f" WHERE r.provider = ? AND r.provider_id = ? AND fl.status IN {_LIVE_SQL}"
+            " ORDER BY fl.created_at, fl.id",
+            (provider, provider_id, *_LIVE),
+        )
+        return [_link(r) for r in rows]
+
+    async def title_download_ids(self, provider: str, provider_id: str) -> list[str]:
+        """Return downloads of a title group: current recognition on the id, with live links."""
+        rows = await self.fetchall(  # type: ignore[attr-defined]
+            "SELECT DISTINCT r.download_id FROM recognition r"
+            " WHERE r.is_current = 1 AND r.provider = ? AND r.provider_id = ? AND EXISTS ("
+            f"  SELECT 1 FROM file_link fl WHERE fl.download_id = r.download_id AND fl.status IN {_LIVE_SQL})"
+            " ORDER BY r.download_id",
+            (provider, provider_id, *_LIVE),
+        )
+        return [r["download_id"] for r in rows]
+
+    async def title_groups(self, roots: Sequence[str]) -> list[TitleGroup]:
+        """Compute every title group with live links: members, title folders, episode coverage."""
+        rows = await self.fetchall(  # type: ignore[attr-defined]
+            "SELECT r.provider, r.provider_id, r.media_type, r.title, r.year, r.plan,"
+            " d.id AS download_id, d.display_name, d.state FROM recognition r"
+            " JOIN download d ON d.id = r.download_id"
+            " WHERE r.is_current = 1 AND r.provider IS NOT NULL AND r.provider_id IS NOT NULL"
+            " ORDER BY r.provider, r.provider_id, d.id"
+        )
+        live_rows = await self.fetchall(  # type: ignore[attr-defined]
+            f"SELECT download_id, dst_path FROM file_link WHERE status IN {_LIVE_SQL}", _LIVE
+        )
+        live: dict[str, list[str]] = defaultdict(list)
+        for row in live_rows:
+            live[row["download_id"]].append(row["dst_path"])
+        grouped: dict[tuple[str, str], list[aiosqlite.Row]] = defaultdict(list)
+        for row in rows:
+            if live.get(row["download_id"]):
+                grouped[(row["provider"], row["provider_id"])].append(row)
+        groups = []
+        for (provider, provider_id), members in grouped.items():
+            folders: set[str] = set()
+            seasons: dict[int, set[int]] = defaultdict(set)
+            for member in members:
+                paths = live[member["download_id"]]
+                folders.update(f for p in paths if (f := title_folder_of(p, roots)) is not None)
+                laid = {rel for p in paths if (rel := relative_to_roots(p, roots)) is not None}
+                for item in Plan.from_json(member["plan"]).items:
+                    if item.role is Role.VIDEO and item.season is not None and item.target in laid:
+                        seasons[item.season].update(item.episodes)
+            first = members[0]
+            groups.append(
+                TitleGroup(
+                    provider=provider, provider_id=provider_id, media_type=first["media_type"],
+                    title=first["title"], year=first["year"],
+                    members=tuple(
+                        TitleMember(
+                            m["download_id"], m["display_name"], m["state"], len(live[m["download_id"]])
+                        )
+                        for m in members
+                    ),
+                    folders=tuple(sorted(folders)),
+                    seasons={s: tuple(sorted(e)) for s, e in sorted(seasons.items())},
+                )
+            )
+        return groups

@@ -1,0 +1,120 @@
+"""Records of laid-out files: link and batch statuses, file links, title groups (pure data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class LinkStatus(StrEnum):
+    """What happened to one planned target."""
+
+    PENDING = "pending"          # journaled, the filesystem may or may not have it yet
+    LINKED = "linked"            # a hardlink this batch created
+    COPIED = "copied"            # a copy this batch created (hardlink impossible)
+    EXISTS = "exists"            # the same inode was already there
+    COLLISION = "collision"      # a different file holds the target
+    SKIPPED = "skipped"          # merge top-up: the episode is already present as another file
+    SUPERSEDED = "superseded"    # a newer batch owns this path now
+    REMOVED = "removed"          # undone or rolled back
+
+
+# Rows that own a file in the library right now.
+LIVE_STATUSES: frozenset[LinkStatus] = frozenset({LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS})
+
+
+class BatchStatus(StrEnum):
+    """Life of one apply batch."""
+
+    OPEN = "open"
+    COMMITTED = "committed"
+    ROLLED_BACK = "rolled_back"
+    UNDONE = "undone"
+
+
+@dataclass(frozen=True)
+class NewLink:
+    """One journal row to write before the filesystem is touched."""
+
+    src_path: str
+    dst_path: str                # absolute path inside a library root
+    kind: str                    # video | subtitle | audio | extra
+    size: int
+    src_dev: int | None = None
+    src_ino: int | None = None
+    src_mtime_ns: int | None = None
+    status: LinkStatus = LinkStatus.PENDING
+    dst_ino: int | None = None   # known up front for targets already there (status exists)
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class LinkUpdate:
+    """The finished state of one journal row."""
+
+    link_id: str
+    status: LinkStatus
+    dst_ino: int | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class FileLink:
+    """One stored `file_link` row."""
+
+    id: str
+    download_id: str
+    apply_batch_id: str
+    src_path: str
+    dst_path: str
+    kind: str
+    status: LinkStatus
+    size: int
+    src_dev: int | None
+    src_ino: int | None
+    src_mtime_ns: int | None
+    dst_ino: int | None
+    message: str | None
+    created_at: str
+    updated_at: str
+
+    @property
+    def live(self) -> bool:
+        """Tell whether this row owns a library file right now."""
+        return self.status in LIVE_STATUSES
+
+
+@dataclass(frozen=True)
+class ApplyBatch:
+    """One stored `apply_batch` row."""
+
+    id: str
+    download_id: str
+    status: BatchStatus
+    created_at: str
+    finished_at: str | None
+
+
+@dataclass(frozen=True)
+class TitleMember:
+    """One download of a title group."""
+
+    download_id: str
+    display_name: str
+    state: str
+    live_links: int
+
+
+@dataclass(frozen=True)
+class TitleGroup:
+    """A computed title: downloads whose current recognition shares `(provider, provider_id)`."""
+
+    provider: str
+    provider_id: str
+    media_type: str | None
+    title: str | None
+    year: int | None
+    members: tuple[TitleMember, ...]
+    folders: tuple[str, ...]                               # absolute title folders of live links
+    seasons: dict[int, tuple[int, ...]] = field(default_factory=dict)  # season -> episodes laid
+    live_folders: tuple[str, ...] = ()                     # those folders that exist on disk
