@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,11 +22,19 @@ MAX_FILES_CHARS = 12_000
 MIN_RUN = 3                      # sibling files collapsed into one line from this many on
 
 VIDEO = "video"
+
+# Non-video roles still listed line by line at each step of counting: junk is counted first,
+# subtitles last, because after the videos they tell the most.
+_STILL_LISTED = (frozenset({VIDEO, "subtitle", "audio", "extra"}), frozenset({VIDEO, "subtitle"}),
+                 frozenset({VIDEO}))
 _DIGITS = re.compile(r"[0-9]+")
 # Fansub names carry a per-file CRC32 like [A1B2C3D4]; it must not stop a run from collapsing.
 _CRC = re.compile(r"[\[(][0-9A-Fa-f]{8}[\])]")
 _CRC_MASK = "[…]"
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+# Control characters (Cc), lone surrogates (Cs), line/paragraph separators and bidi controls: they
+# could break a prompt line, hide text (Trojan Source) or make the request unencodable.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _REF = re.compile(r"^\[?\s*f(\d+)\s*\]?$", re.IGNORECASE)
 
 SYSTEM_PROMPT = """\
@@ -62,16 +69,15 @@ Answer with a single JSON object and nothing else."""
 SCHEMA_PREAMBLE = "The JSON object must match this JSON Schema:"
 
 
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def clean(text: str, limit: int) -> str:
     """Make untrusted text one printable line of at most `limit` characters (escapes are visible)."""
-    out = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if category in ("Cc", "Cs", "Zl", "Zp") or ch in _BIDI:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return _cap("".join(out), limit)
+    if len(text) > 2 * limit:                # only the kept head and tail need escaping
+        text = text[:limit] + text[-limit:]
+    return _cap(_UNSAFE.sub(_escape, text), limit)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -83,11 +89,7 @@ def _cap(text: str, limit: int) -> str:
 
 def _quote(text: str, limit: int) -> str:
     """JSON-quote untrusted free text (newlines stay as \\n), unsafe characters escaped."""
-    safe = "".join(
-        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cs", "Zl", "Zp") or ch in _BIDI else ch
-        for ch in _cap(text, limit)
-    )
-    return json.dumps(safe, ensure_ascii=False)
+    return json.dumps(_UNSAFE_IN_QUOTES.sub(_escape, _cap(text, limit)), ensure_ascii=False)
 
 
 def human_size(size: int) -> str:
@@ -173,7 +175,7 @@ class Listing:
             if 1 <= number <= len(self.lines) and self.lines[number - 1].ref == f"f{number}":
                 return self.lines[number - 1].paths
             return ()
-        found = self._index.get(ref)
+        found = self._index.get(reference) or self._index.get(ref)
         if found is None and ref.startswith(("./", "/")):
             found = self._index.get(ref.removeprefix(".").removeprefix("/"))
         return found or ()
@@ -198,7 +200,7 @@ def _run_label(texts: tuple[str, ...], first: tuple[str, ...], last: str, positi
         parts.append(text)
         if i < len(first):
             if i == position:
-                letter = text[-1] if text and text[-1].isalpha() else ""
+                letter = text[-1] if text and text[-1].isascii() and text[-1].isalpha() else ""
                 parts.append(f"{first[i]}..{letter}{last}")
             else:
                 parts.append(first[i])
@@ -314,14 +316,15 @@ def build_listing(files: Sequence[PromptFile], *, max_lines: int = 300,
     lines = _lines(groups)
     if _fits(lines, (), max_lines, max_chars):
         return Listing(lines, (), paths, collapsed=True)
-    videos = [g for g in groups if g.role == VIDEO]
-    others = [g for g in groups if g.role != VIDEO]
-    video_lines = _lines(videos)
     summaries: list[str] = []
-    for depth, by_folder in ((None, True), (1, True), (None, False)):
-        summaries = _summaries(others, depth, by_folder)
-        if _fits(video_lines, summaries, max_lines, max_chars):
-            return Listing(video_lines, tuple(summaries), paths, collapsed=True)
+    for still_listed in _STILL_LISTED:
+        listed = _lines([g for g in groups if g.role in still_listed])
+        others = [g for g in groups if g.role not in still_listed]
+        for depth, by_folder in ((None, True), (1, True), (None, False)):
+            summaries = _summaries(others, depth, by_folder)
+            if _fits(listed, summaries, max_lines, max_chars):
+                return Listing(listed, tuple(summaries), paths, collapsed=True)
+    video_lines = listed
     # Leave out the last video lines; room is kept for the line that counts them.
     room_lines = max_lines - len(summaries) - 1
     room_chars = max_chars - sum(len(s) + 1 for s in summaries) - 80
@@ -403,8 +406,8 @@ def build_prompt(question: LlmQuestion, *, max_files: int = 300,
         "PARSER READING (from the release-name parser; may be wrong):",
         _parsed(question.parsed) if question.parsed else "(none)",
         "",
-        f"FILES ({len(question.files)} files; {shown} of them shown in {len(listing.lines)} lines with an id; "
-        "columns: id | role | size | path):",
+        f"FILES ({len(question.files)} files; {shown} of them shown in {len(listing.lines)} lines "
+        "with an id; columns: id | role | size | path):",
         listing.text() or "(no files)",
     ])
     return Prompt(system, user, listing)
