@@ -1,0 +1,411 @@
+"""qBittorrent WebUI API (v2) over httpx: login, add, incremental sync, files, delete, pause/resume.
+
+Works with qBittorrent 4.x (WebAPI < 2.11: `pause`/`resume`, add with `paused`) and 5.x
+(`stop`/`start`, add with `stopped`; 5.2 answers login with 204 and add with JSON). Every failure
+becomes `AdapterError("qbittorrent", ...)`; the password never appears in a message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from jellybit.config import QbittorrentConfig
+from jellybit.core.ports import AddTorrent, SyncSnapshot, TorrentFile, TorrentInfo
+from jellybit.errors import AdapterError, InvalidArgument, TorrentRejected
+
+log = logging.getLogger(__name__)
+
+SYSTEM = "qbittorrent"
+ETA_INFINITY = 8_640_000              # qBittorrent's "no estimate" (100 days)
+STOP_START_API = (2, 11)              # qBittorrent 5.0: pause/resume became stop/start
+_HASH = re.compile(r"^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
+_M = TypeVar("_M")
+
+
+# ---------------------------------------------------------------- answer models
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Torrent(_Answer):
+    hash: str
+    infohash_v1: str | None = ""
+    infohash_v2: str | None = ""
+    name: str | None = ""
+    state: str | None = "unknown"
+    progress: float | None = 0.0
+    dlspeed: int | None = 0
+    eta: int | None = None
+    size: int | None = 0
+    total_size: int | None = 0
+    amount_left: int | None = 0
+    content_path: str | None = ""
+    save_path: str | None = ""
+    category: str | None = ""
+    tags: str | None = ""
+    added_on: int | None = None
+    completion_on: int | None = None
+    magnet_uri: str | None = ""
+
+    def to_info(self) -> TorrentInfo:
+        """Convert to the port's dataclass (tags split, eta/timestamps normalized)."""
+        eta = self.eta if self.eta is not None and 0 <= self.eta < ETA_INFINITY else None
+        return TorrentInfo(
+            hash=self.hash.lower(),
+            infohash_v1=(self.infohash_v1 or "").lower(),
+            infohash_v2=(self.infohash_v2 or "").lower(),
+            name=self.name or "",
+            state=self.state or "unknown",
+            progress=min(max(float(self.progress or 0.0), 0.0), 1.0),
+            dlspeed=self.dlspeed or 0,
+            eta=eta,
+            size=self.size or 0,
+            total_size=self.total_size or 0,
+            amount_left=self.amount_left or 0,
+            content_path=self.content_path or "",
+            save_path=self.save_path or "",
+            category=self.category or "",
+            tags=tuple(t.strip() for t in (self.tags or "").split(",") if t.strip()),
+            added_on=_timestamp(self.added_on),
+            completion_on=_timestamp(self.completion_on),
+            magnet_uri=self.magnet_uri or "",
+        )
+
+
+class _File(_Answer):
+    index: int | None = None
+    name: str
+    size: int = 0
+    progress: float = 0.0
+
+
+class _MainData(_Answer):
+    rid: int
+    full_update: bool = False
+    torrents: dict[str, dict[str, Any]] = {}
+    torrents_removed: list[str] = []
+
+
+class _Category(_Answer):
+    name: str = ""
+    savePath: str = ""
+
+
+class _AddResult(_Answer):
+    success_count: int = 0
+    pending_count: int = 0
+    failure_count: int = 0
+
+
+_TORRENTS = TypeAdapter(list[_Torrent])
+_FILES = TypeAdapter(list[_File])
+_CATEGORIES = TypeAdapter(dict[str, _Category])
+
+
+def _timestamp(value: int | None) -> int | None:
+    return value if value is not None and 0 < value < 4_294_967_295 else None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = text.strip().lstrip("v").split(".")
+    if not parts or not all(p.isdigit() for p in parts):
+        raise AdapterError(SYSTEM, f"unexpected WebUI API version {text.strip()[:40]!r}")
+    return tuple(int(p) for p in parts)
+
+
+def _ids(hashes: Sequence[str]) -> list[str]:
+    """Validate hashes and turn them into qBittorrent ids (a v2 hash cut to 40 hex digits)."""
+    ids: list[str] = []
+    for value in hashes:
+        if not isinstance(value, str) or not _HASH.match(value):
+            raise InvalidArgument(f"not an infohash: {str(value)[:80]!r}")
+        ids.append(value.lower()[:40])
+    return ids
+
+
+def _having(torrents: list[TorrentInfo], wanted: set[str]) -> list[TorrentInfo]:
+    return [t for t in torrents if t.hash in wanted or t.hashes() & wanted]
+
+
+# ---------------------------------------------------------------- the client
+
+
+class QbittorrentClient:
+    """Async qBittorrent WebUI client implementing `jellybit.core.ports.TorrentClient`."""
+
+    def __init__(self, config: QbittorrentConfig, *,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._config = config
+        self._password = config.password.get_secret_value() if config.password is not None else None
+        self._base = config.url.rstrip("/")
+        self._http = httpx.AsyncClient(
+            base_url=f"{self._base}/api/v2/", timeout=httpx.Timeout(config.timeout),
+            verify=config.verify_tls, transport=transport, follow_redirects=False,
+        )
+        self._auth_lock = asyncio.Lock()
+        self._sync_lock = asyncio.Lock()
+        self._session = 0                  # bumped on every successful login
+        self._logged_in = False
+        self._api: tuple[int, ...] | None = None
+        self._rid = 0
+        self._raw: dict[str, dict[str, Any]] = {}
+        self._view: dict[str, TorrentInfo] = {}
+
+    async def __aenter__(self) -> QbittorrentClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _error(self, message: str) -> AdapterError:
+        return AdapterError(SYSTEM, self._redact(message))
+
+    def _redact(self, text: str) -> str:
+        if self._password:
+            text = text.replace(self._password, "***")
+        return text
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return await self._http.request(method, path, **kwargs)
+        except httpx.TimeoutException as exc:
+            raise self._error(f"{path}: no answer from {self._base} within "
+                              f"{self._config.timeout:g} s") from exc
+        except httpx.ConnectError as exc:
+            raise self._error(f"cannot connect to {self._base}: {exc or type(exc).__name__}") from exc
+        except httpx.HTTPError as exc:
+            raise self._error(f"{path}: {type(exc).__name__}: {exc}") from exc
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """Send one API call; log in first if needed and once more when the session expired."""
+        if not self._logged_in and self._password is not None:
+            await self._login_once(self._session)
+        session = self._session
+        response = await self._send(method, path, **kwargs)
+        if response.status_code in (401, 403):
+            if self._password is None:
+                raise self._error(f"{path}: HTTP {response.status_code}; qBittorrent requires a "
+                                  "login but no password is configured")
+            log.info("qBittorrent session expired; logging in again")
+            await self._login_once(session)
+            response = await self._send(method, path, **kwargs)
+            if response.status_code in (401, 403):
+                raise self._error(f"{path}: HTTP {response.status_code} even after logging in again")
+        if response.status_code >= 500:
+            raise self._error(f"{path}: HTTP {response.status_code} {response.reason_phrase}")
+        return response
+
+    def _expect_ok(self, response: httpx.Response, path: str) -> None:
+        if not response.is_success:
+            body = response.text.strip()[:200]
+            raise self._error(f"{path}: HTTP {response.status_code}" + (f": {body}" if body else ""))
+
+    def _parse(self, response: httpx.Response, path: str, validate: Callable[[bytes], _M]) -> _M:
+        self._expect_ok(response, path)
+        try:
+            return validate(response.content)
+        except ValidationError as exc:
+            bad_json = any(e["type"] == "json_invalid" for e in exc.errors())
+            what = "not JSON" if bad_json else "of an unexpected shape"
+            raise self._error(f"{path}: answer is {what}") from None
+
+    # ------------------------------------------------------------ session
+
+    async def login(self) -> None:
+        """Log in now (otherwise it happens on the first call); wrong credentials raise AdapterError."""
+        await self._login_once(self._session)
+
+    async def _login_once(self, seen_session: int) -> None:
+        async with self._auth_lock:
+            if self._session != seen_session and self._logged_in:
+                return  # another task logged in while we waited
+            self._logged_in = False
+            self._http.cookies.clear()
+            form = {"username": self._config.username, "password": self._password or ""}
+            response = await self._send("POST", "auth/login", data=form)
+            # Never echo a login answer body: some servers repeat the submitted form.
+            status, body = response.status_code, response.text.strip()
+            if status == 401 or (status == 200 and body == "Fails."):
+                raise self._error(f"login to {self._base} refused: wrong user name or password")
+            if status == 403:
+                raise self._error(f"login to {self._base} refused: this address is banned after too "
+                                  "many failed logins")
+            if status not in (200, 204) or body not in ("", "Ok."):
+                raise self._error(f"login to {self._base}: unexpected answer HTTP {status}")
+            self._logged_in = True
+            self._session += 1
+            self._api = None  # the server may have been upgraded behind a restart
+            log.debug("logged in to qBittorrent at %s", self._base)
+
+    async def api_version(self) -> tuple[int, ...]:
+        """The WebUI API version, e.g. (2, 8, 19) on 4.5.2; cached until the next login."""
+        if self._api is None:
+            response = await self._call("GET", "app/webapiVersion")
+            self._expect_ok(response, "app/webapiVersion")
+            self._api = _version(response.text)
+        return self._api
+
+    async def app_version(self) -> str:
+        """qBittorrent's own version, e.g. "v4.5.2"."""
+        response = await self._call("GET", "app/version")
+        self._expect_ok(response, "app/version")
+        return response.text.strip()
+
+    async def _stop_start(self) -> bool:
+        return await self.api_version() >= STOP_START_API
+
+    # ------------------------------------------------------------ torrents
+
+    async def add(self, request: AddTorrent) -> None:
+        """Add by magnet, URL or .torrent bytes, with category, the per-download tag and no autoTMM."""
+        sources = [s for s in (request.magnet, request.url, request.torrent_bytes) if s]
+        if len(sources) != 1:
+            raise InvalidArgument("add needs exactly one of magnet, url or torrent_bytes")
+        paused_key = "stopped" if await self._stop_start() else "paused"
+        data = {
+            "category": request.category, "tags": request.tag, "autoTMM": "false",
+            paused_key: "true" if request.paused else "false",
+        }
+        save_path = request.save_path or self._config.save_path
+        if save_path:
+            data["savepath"] = save_path
+        files = None
+        if request.torrent_bytes:
+            files = {"torrents": ("jellybit.torrent", request.torrent_bytes, "application/x-bittorrent")}
+        else:
+            data["urls"] = request.magnet or request.url or ""
+        response = await self._call("POST", "torrents/add", data=data, files=files)
+        self._check_added(response)
+        log.debug("added a torrent to qBittorrent with tag %s", request.tag)
+
+    def _check_added(self, response: httpx.Response) -> None:
+        status, body = response.status_code, response.text.strip()
+        if status == 415:
+            message = self._redact(f"not a valid torrent: {body[:200]}")
+            raise TorrentRejected(SYSTEM, message, reason="invalid")
+        duplicate = TorrentRejected(SYSTEM, "qBittorrent refused the torrent (it is probably already "
+                                    "there)", reason="duplicate")
+        if status == 409:
+            raise duplicate
+        self._expect_ok(response, "torrents/add")
+        if body in ("", "Ok."):
+            return
+        if body == "Fails.":
+            raise duplicate
+        try:  # WebAPI 2.14+: {"success_count", "pending_count", "failure_count", "added_torrent_ids"}
+            result = _AddResult.model_validate_json(body)
+        except ValidationError:
+            raise self._error(f"torrents/add: unexpected answer {body[:80]!r}") from None
+        if result.failure_count and not (result.success_count or result.pending_count):
+            raise duplicate
+
+    async def torrents(self, *, category: str | None = None, tag: str | None = None,
+                       hashes: Sequence[str] | None = None) -> list[TorrentInfo]:
+        """List torrents (`torrents/info`); `hashes` may be v1, full v2 or qBittorrent ids."""
+        params: dict[str, str] = {}
+        if category is not None:
+            params["category"] = category
+        if tag is not None:
+            params["tag"] = tag
+        if hashes is not None:
+            wanted = {h.lower() for h in hashes}
+            if not wanted:
+                return []
+            ids = _ids(sorted(wanted))
+            matched = _having(await self._info({**params, "hashes": "|".join(ids)}), wanted)
+            if wanted - {h for t in matched for h in (*t.hashes(), t.hash)}:
+                # A hybrid's v1 hash is not its id, so the server-side filter cannot find it.
+                matched = _having(await self._info(params), wanted)
+            return matched
+        return await self._info(params)
+
+    async def _info(self, params: dict[str, str]) -> list[TorrentInfo]:
+        response = await self._call("GET", "torrents/info", params=params)
+        return [t.to_info() for t in self._parse(response, "torrents/info", _TORRENTS.validate_json)]
+
+    async def sync(self) -> SyncSnapshot:
+        """Poll `sync/maindata` from the last `rid` and merge the deltas into the running view."""
+        async with self._sync_lock:
+            response = await self._call("GET", "sync/maindata", params={"rid": self._rid})
+            data = self._parse(response, "sync/maindata", _MainData.model_validate_json)
+            raw = {} if data.full_update else dict(self._raw)
+            view = {} if data.full_update else dict(self._view)
+            removed = [h.lower() for h in data.torrents_removed]
+            for h in removed:
+                raw.pop(h, None)
+                view.pop(h, None)
+            try:
+                for key, partial in data.torrents.items():
+                    h = key.lower()
+                    if not partial and h in view:
+                        continue
+                    merged = {**raw.get(h, {}), **partial, "hash": h}
+                    view[h] = _Torrent.model_validate(merged).to_info()
+                    raw[h] = merged
+            except ValidationError:
+                raise self._error("sync/maindata: unexpected torrent fields") from None
+            if data.full_update:
+                removed += [h for h in self._view if h not in view and h not in removed]
+            self._raw, self._view, self._rid = raw, view, data.rid
+            return SyncSnapshot(torrents=MappingProxyType(dict(view)), removed=tuple(removed),
+                                full_update=data.full_update)
+
+    async def files(self, torrent_hash: str) -> list[TorrentFile]:
+        """The files of one torrent (`name` relative to its save path)."""
+        (torrent_id,) = _ids([torrent_hash])
+        response = await self._call("GET", "torrents/files", params={"hash": torrent_id})
+        if response.status_code == 404:
+            raise self._error(f"torrents/files: no torrent {torrent_id}")
+        entries = self._parse(response, "torrents/files", _FILES.validate_json)
+        return [TorrentFile(index=e.index if e.index is not None else i, name=e.name, size=e.size,
+                            progress=min(max(e.progress, 0.0), 1.0)) for i, e in enumerate(entries)]
+
+    async def delete(self, hashes: Sequence[str], *, delete_files: bool) -> None:
+        """Remove torrents by id (TorrentInfo.hash), with or without their data."""
+        await self._post_hashes("torrents/delete", hashes,
+                                {"deleteFiles": "true" if delete_files else "false"})
+
+    async def pause(self, hashes: Sequence[str]) -> None:
+        """Pause (4.x) / stop (5.x) torrents by id."""
+        await self._post_hashes("torrents/stop" if await self._stop_start() else "torrents/pause", hashes)
+
+    async def resume(self, hashes: Sequence[str]) -> None:
+        """Resume (4.x) / start (5.x) torrents by id."""
+        await self._post_hashes("torrents/start" if await self._stop_start() else "torrents/resume", hashes)
+
+    async def _post_hashes(self, path: str, hashes: Sequence[str],
+                           extra: dict[str, str] | None = None) -> None:
+        ids = _ids(hashes)
+        if not ids:
+            return  # never send an empty list: qBittorrent reads "all" literally, and nothing else
+        response = await self._call("POST", path, data={"hashes": "|".join(ids), **(extra or {})})
+        self._expect_ok(response, path)
+
+    async def ensure_category(self, name: str, save_path: str | None = None) -> None:
+        """Create the category if it is missing; set its save path when one is given and differs."""
+        response = await self._call("GET", "torrents/categories")
+        existing = self._parse(response, "torrents/categories", _CATEGORIES.validate_json).get(name)
+        form = {"category": name, "savePath": save_path or ""}
+        if existing is None:
+            response = await self._call("POST", "torrents/createCategory", data=form)
+            if response.status_code != 409:  # 409: someone created it meanwhile
+                self._expect_ok(response, "torrents/createCategory")
+        elif save_path is not None and existing.savePath.rstrip("/") != save_path.rstrip("/"):
+            response = await self._call("POST", "torrents/editCategory", data=form)
+            self._expect_ok(response, "torrents/editCategory")
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+        await self._http.aclose()
