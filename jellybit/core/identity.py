@@ -354,17 +354,12 @@ def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
         if b"file tree" not in info:
             raise _bad("a v2 torrent needs a 'file tree'")
         files = _v2_files(info[b"file tree"], name, b"files" in info)
-        if has_v1_list and v1_files != files:
-            raise _bad("the v1 and v2 file lists of this hybrid torrent disagree")
-        if has_v1_list and b"pieces" in info:
-            _check_pieces(info, payload, piece_length)
+    elif b"file tree" in info:
+        raise _bad("'file tree' without 'meta version' 2")
+    elif not has_v1_list:
+        raise _bad("it has neither 'length' nor 'files'")
     else:
-        if b"file tree" in info:
-            raise _bad("'file tree' without 'meta version' 2")
-        if not has_v1_list:
-            raise _bad("it has neither 'length' nor 'files'")
         files = v1_files
-        _check_pieces(info, payload, piece_length)
     if not files:
         raise _bad("it lists no files")
     paths = [f.path for f in files]
@@ -373,6 +368,11 @@ def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
     total = sum(f.size for f in files)
     if total == 0:
         raise _bad("it holds no data (every file is empty)")
+    if version == 2 and has_v1_list and v1_files != files:
+        raise _bad("the v1 and v2 file lists of this hybrid torrent disagree")
+    # libtorrent requires v1 piece hashes only without 'meta version' 2, and checks them if present.
+    if version < 2 or (has_v1_list and b"pieces" in info):
+        _check_pieces(info, payload, piece_length)
 
     start, end = decoded.info_span
     raw_info = data[start:end]
