@@ -245,8 +245,8 @@ class AnswerModel(BaseModel):
 
 def _first_error(exc: ValidationError) -> str:
     item = exc.errors()[0]
-    where = ".".join(str(p) for p in item["loc"]) or "value"
-    return clean(f"{where}: {item['msg']}", 160)
+    where = ".".join(str(p) for p in item["loc"])
+    return clean(f"{where}: {item['msg']}" if where else item["msg"], 160)
 
 
 # ---------------------------------------------------------------- the schema sent to the server
