@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from jellybit.adapters.store.base import StoreBase, load_migrations
+from jellybit.adapters.store.cache import MetadataCacheMixin
 from jellybit.adapters.store.commands import CommandResultsMixin
 from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
 from jellybit.adapters.store.links import LinksMixin
 from jellybit.adapters.store.recognitions import RecognitionsMixin
 
 
-class Store(LinksMixin, RecognitionsMixin, CommandResultsMixin, DownloadsMixin, StoreBase):
+class Store(
+    LinksMixin, RecognitionsMixin, CommandResultsMixin, DownloadsMixin, MetadataCacheMixin, StoreBase
+):
     """The application's store; open it with `await store.open()` (migrates by default)."""
 
 

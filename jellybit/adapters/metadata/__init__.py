@@ -1,0 +1,74 @@
+"""Metadata providers (TMDB v3, TVDB v4, TVMaze) behind the MetadataProvider port, with a shared cache."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from jellybit.adapters.metadata.base import MetadataAuthError, MetadataNotFound, RetryPolicy
+from jellybit.adapters.metadata.cache import CacheStore, MemoryCache, ResponseCache, StoreCache
+from jellybit.adapters.metadata.tmdb import TmdbProvider
+from jellybit.adapters.metadata.tvdb import TvdbProvider
+from jellybit.adapters.metadata.tvmaze import TvmazeProvider
+from jellybit.adapters.status import ServiceStatus
+from jellybit.config import MetadataConfig
+
+Provider = TmdbProvider | TvdbProvider | TvmazeProvider
+
+
+def build_cache(config: MetadataConfig, store: CacheStore | None) -> ResponseCache | None:
+    """The store-backed cache (memory without a store); None when `cache_hours` is 0."""
+    ttl = config.cache_hours * 3600
+    if ttl <= 0:
+        return None
+    return StoreCache(store, ttl) if store is not None else MemoryCache(ttl)
+
+
+def build_providers(
+    config: MetadataConfig, store: CacheStore | None, *, policy: RetryPolicy | None = None,
+) -> list[Provider]:
+    """The enabled providers (tmdb, tvdb, tvmaze order); enabled without a key is a ConfigError."""
+    cache = build_cache(config, store)
+    providers: list[Provider] = []
+    if config.tmdb.enabled:
+        providers.append(TmdbProvider(config.tmdb, cache, policy=policy))
+    if config.tvdb.enabled:
+        providers.append(TvdbProvider(config.tvdb, cache, policy=policy))
+    if config.tvmaze.enabled:
+        providers.append(TvmazeProvider(config.tvmaze, cache, policy=policy))
+    return providers
+
+
+async def status(
+    providers: Sequence[Provider], config: MetadataConfig | None = None,
+) -> list[ServiceStatus]:
+    """Ping every provider concurrently (uncached) for the status page; never raises.
+
+    With `config`, disabled providers are listed too (enabled=False).
+    """
+    found = {s.name: s for s in await asyncio.gather(*(p.ping() for p in providers))}
+    if config is not None:
+        for name in ("tmdb", "tvdb", "tvmaze"):
+            found.setdefault(name, ServiceStatus(name, False, "disabled", enabled=False))
+    return list(found.values())
+
+
+async def close_providers(providers: Sequence[Provider]) -> None:
+    """Release every provider's HTTP client."""
+    for provider in providers:
+        await provider.close()
+
+
+__all__ = [
+    "MetadataAuthError",
+    "MetadataNotFound",
+    "Provider",
+    "RetryPolicy",
+    "TmdbProvider",
+    "TvdbProvider",
+    "TvmazeProvider",
+    "build_cache",
+    "build_providers",
+    "close_providers",
+    "status",
+]

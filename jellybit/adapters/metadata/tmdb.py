@@ -1,0 +1,195 @@
+"""TMDB v3: search movies and TV, details with seasons and episode counts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import chain, zip_longest
+
+from pydantic import BaseModel, Field
+
+from jellybit.adapters.metadata.base import (
+    ApiClient,
+    RetryPolicy,
+    clean_query,
+    clean_text,
+    language_code,
+    media_type_of,
+    numeric_id,
+    safe_url,
+    unique_texts,
+    year_of,
+)
+from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.status import ServiceStatus
+from jellybit.config import TmdbConfig
+from jellybit.core.plan import Candidate, MediaType
+from jellybit.core.ports import MetadataQuery
+from jellybit.errors import AdapterError, ConfigError
+
+PAGE_URL = "https://www.themoviedb.org"
+
+
+class _Result(BaseModel):
+    id: int
+    title: str | None = None              # movies
+    original_title: str | None = None
+    release_date: str | None = None
+    name: str | None = None               # tv
+    original_name: str | None = None
+    first_air_date: str | None = None
+    poster_path: str | None = None
+    overview: str | None = None
+    original_language: str | None = None
+
+
+class _Page(BaseModel):
+    results: list[_Result] = Field(default_factory=list)
+
+
+class _Season(BaseModel):
+    season_number: int
+    episode_count: int | None = None
+
+
+class _AltTitle(BaseModel):
+    title: str
+    iso_3166_1: str | None = None
+
+
+class _AltTitles(BaseModel):
+    titles: list[_AltTitle] = Field(default_factory=list)     # movies
+    results: list[_AltTitle] = Field(default_factory=list)    # tv
+
+
+class _ExternalIds(BaseModel):
+    imdb_id: str | None = None
+    tvdb_id: int | None = None
+
+
+class _Details(_Result):
+    imdb_id: str | None = None
+    seasons: list[_Season] = Field(default_factory=list)
+    alternative_titles: _AltTitles = Field(default_factory=_AltTitles)
+    external_ids: _ExternalIds = Field(default_factory=_ExternalIds)
+
+
+class _Configuration(BaseModel):
+    images: dict = Field(default_factory=dict)
+
+
+def _is_read_token(key: str) -> bool:
+    # v4 read access tokens are JWTs (header.payload.signature); v3 keys are 32 hex digits.
+    return key.count(".") == 2 and len(key) > 40
+
+
+class TmdbProvider:
+    """MetadataProvider for TMDB v3 (api_key query parameter or v4 read token as Bearer)."""
+
+    name = "tmdb"
+
+    def __init__(
+        self, config: TmdbConfig, cache: ResponseCache | None = None, *,
+        policy: RetryPolicy | None = None, max_results: int = 10,
+    ) -> None:
+        key = config.api_key.get_secret_value() if config.api_key else ""
+        if not key:
+            raise ConfigError("metadata.tmdb is enabled but has no api_key "
+                              "(set it or JELLYBIT_METADATA_TMDB_API_KEY)")
+        bearer = _is_read_token(key)
+        self.config = config
+        self.max_results = max_results
+        self._api = ApiClient(
+            self.name, config.base_url, timeout=config.timeout, proxy=config.proxy, cache=cache,
+            policy=policy,
+            headers={"Authorization": f"Bearer {key}"} if bearer else None,
+            secret_params=None if bearer else {"api_key": key},
+        )
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+        await self._api.close()
+
+    async def search(self, query: MetadataQuery) -> list[Candidate]:
+        """Search by title, then by original title if different; movies, TV or both."""
+        kinds = [media_type_of(query.media_type)] if query.media_type else [MediaType.MOVIE, MediaType.SERIES]
+        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
+        per_kind: list[list[Candidate]] = []
+        for kind in kinds:
+            found: list[Candidate] = []
+            for text in texts:
+                found.extend(await self._search(kind, text, query.year))
+            per_kind.append(found)
+        merged: list[Candidate] = []
+        seen: set[tuple[str, str]] = set()
+        # Interleave movie and TV results so neither kind buries the other when the type is unknown.
+        for candidate in chain.from_iterable(zip_longest(*per_kind)):
+            if candidate is None or (candidate.media_type, candidate.provider_id) in seen:
+                continue
+            seen.add((candidate.media_type, candidate.provider_id))
+            merged.append(candidate)
+        return merged
+
+    async def _search(self, kind: MediaType, text: str, year: int | None) -> list[Candidate]:
+        path = "/search/movie" if kind is MediaType.MOVIE else "/search/tv"
+        year_param = "year" if kind is MediaType.MOVIE else "first_air_date_year"
+        params = {"query": text, "language": self.config.language, "include_adult": "false", "page": 1}
+        page = await self._api.get_json(path, {**params, year_param: year}, model=_Page)
+        if not page.results and year is not None:
+            # Release years are often a year off the provider's (festival vs theatrical release).
+            page = await self._api.get_json(path, params, model=_Page)
+        return [self._candidate(kind, r) for r in page.results[: self.max_results]]
+
+    async def details(self, media_type: str, provider_id: str) -> Candidate:
+        """One movie or show with aliases, external ids and (for TV) seasons -> episode counts."""
+        kind = media_type_of(media_type)
+        ident = numeric_id(self.name, provider_id)
+        path = f"/movie/{ident}" if kind is MediaType.MOVIE else f"/tv/{ident}"
+        params = {"language": self.config.language, "append_to_response": "alternative_titles,external_ids"}
+        data = await self._api.get_json(path, params, model=_Details)
+        base = self._candidate(kind, data)
+        alt = data.alternative_titles.titles or data.alternative_titles.results
+        details = {
+            **base.details,
+            "aliases": unique_texts(t.title for t in alt),
+            "external_ids": {
+                k: v for k, v in {
+                    "imdb": clean_text(data.imdb_id or data.external_ids.imdb_id, 20),
+                    "tvdb": str(data.external_ids.tvdb_id) if data.external_ids.tvdb_id else None,
+                }.items() if v
+            },
+        }
+        if kind is MediaType.SERIES:
+            details["seasons"] = {
+                str(s.season_number): s.episode_count or 0
+                for s in sorted(data.seasons, key=lambda s: s.season_number)
+                if s.season_number >= 0
+            }
+        return replace(base, details=details)
+
+    def _candidate(self, kind: MediaType, r: _Result) -> Candidate:
+        movie = kind is MediaType.MOVIE
+        title = clean_text(r.title if movie else r.name) or clean_text(r.original_title or r.original_name)
+        original = clean_text(r.original_title if movie else r.original_name)
+        poster = None
+        if r.poster_path and r.poster_path.startswith("/"):
+            poster = safe_url(self.config.image_base_url.rstrip("/") + r.poster_path)
+        return Candidate(
+            provider=self.name,
+            provider_id=str(r.id),
+            media_type=kind,
+            title=title or "",
+            year=year_of(r.release_date if movie else r.first_air_date),
+            original_title=original if original and original != title else None,
+            url=f"{PAGE_URL}/{'movie' if movie else 'tv'}/{r.id}",
+            poster_url=poster,
+            overview=clean_text(r.overview, 2000),
+            details={"original_language": language_code(r.original_language)},
+        )
+
+    async def ping(self) -> ServiceStatus:
+        """Check the key and reachability with `/configuration` (never cached, never raises)."""
+        try:
+            await self._api.get_json("/configuration", model=_Configuration, cached=False)
+        except AdapterError as exc:
+            return ServiceStatus(self.name, False, exc.message)
+        return ServiceStatus(self.name, True, "reachable, key accepted")

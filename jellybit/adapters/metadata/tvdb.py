@@ -1,0 +1,291 @@
+"""TVDB v4: bearer-token login, series search, details with aired-order episode counts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field
+
+from jellybit.adapters.metadata.base import (
+    ApiClient,
+    M,
+    MetadataAuthError,
+    RetryPolicy,
+    clean_query,
+    clean_text,
+    language_code,
+    media_type_of,
+    numeric_id,
+    safe_url,
+    unique_texts,
+    year_of,
+)
+from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.status import ServiceStatus
+from jellybit.config import TvdbConfig
+from jellybit.core.plan import Candidate, MediaType
+from jellybit.core.ports import MetadataQuery
+from jellybit.errors import AdapterError, ConfigError, InvalidArgument
+
+PAGE_URL = "https://thetvdb.com"
+ARTWORK_URL = "https://artworks.thetvdb.com"
+MAX_EPISODE_PAGES = 20       # 500 episodes a page: 10,000 episodes is beyond any real show
+T = TypeVar("T")
+
+
+class _Envelope(BaseModel, Generic[T]):
+    status: str | None = None
+    data: T | None = None
+    links: dict[str, Any] | None = None
+
+
+class _Token(BaseModel):
+    token: str
+
+
+class _SearchItem(BaseModel):
+    tvdb_id: str | int | None = None
+    id: str | int | None = None
+    name: str | None = None
+    slug: str | None = None
+    image_url: str | None = None
+    thumbnail: str | None = None
+    year: str | int | None = None
+    first_air_time: str | None = None
+    primary_language: str | None = None
+    type: str | None = None
+    aliases: list[str] | None = None
+    translations: dict[str, str] | None = None
+    overviews: dict[str, str] | None = None
+    overview: str | None = None
+
+
+class _Alias(BaseModel):
+    name: str
+    language: str | None = None
+
+
+class _NameTranslation(BaseModel):
+    name: str | None = None
+    language: str | None = None
+    isAlias: bool | None = None      # TVDB's camelCase field names, kept as they come
+
+
+class _Translations(BaseModel):
+    nameTranslations: list[_NameTranslation] | None = None
+    overviewTranslations: list[dict[str, Any]] | None = None
+
+
+class _RemoteId(BaseModel):
+    id: str | int
+    sourceName: str | None = None
+
+
+class _Series(BaseModel):
+    id: int
+    name: str | None = None
+    slug: str | None = None
+    image: str | None = None
+    year: str | int | None = None
+    firstAired: str | None = None
+    originalLanguage: str | None = None
+    overview: str | None = None
+    aliases: list[_Alias] | None = None
+    translations: _Translations | None = None
+    remoteIds: list[_RemoteId] | None = None
+
+
+class _Episode(BaseModel):
+    seasonNumber: int | None = None
+    number: int | None = None
+
+
+class _EpisodePage(BaseModel):
+    episodes: list[_Episode] = Field(default_factory=list)
+
+
+def _image(value: str | None) -> str | None:
+    if value and value.startswith("/"):
+        value = ARTWORK_URL + value
+    return safe_url(value)
+
+
+def _page_url(slug: str | None, ident: str) -> str:
+    slug = clean_text(slug, 200)
+    if slug and all(ch.isalnum() or ch in "-_" for ch in slug):
+        return f"{PAGE_URL}/series/{slug}"
+    return f"{PAGE_URL}/dereferrer/series/{ident}"
+
+
+class TvdbProvider:
+    """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
+
+    name = "tvdb"
+
+    def __init__(
+        self, config: TvdbConfig, cache: ResponseCache | None = None, *,
+        policy: RetryPolicy | None = None, max_results: int = 10,
+    ) -> None:
+        key = config.api_key.get_secret_value() if config.api_key else ""
+        if not key:
+            raise ConfigError("metadata.tvdb is enabled but has no api_key "
+                              "(set it or JELLYBIT_METADATA_TVDB_API_KEY)")
+        self._login_body = {"apikey": key}
+        if config.pin and config.pin.get_secret_value():
+            self._login_body["pin"] = config.pin.get_secret_value()
+        self.config = config
+        self.max_results = max_results
+        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
+                              cache=cache, policy=policy)
+        self._token: str | None = None
+        self._login_lock = asyncio.Lock()
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+        await self._api.close()
+
+    async def _login(self, stale: str | None) -> str:
+        async with self._login_lock:
+            if self._token is None or self._token == stale:
+                answer = await self._api.post_json("/login", self._login_body, model=_Envelope[_Token])
+                if answer.data is None or not answer.data.token:
+                    raise AdapterError(self.name, "login answered without a token")
+                self._token = answer.data.token
+            return self._token
+
+    async def _get(
+        self, path: str, params: Mapping[str, Any] | None, model: type[M], *, cached: bool = True,
+    ) -> M:
+        if cached:
+            hit = await self._api.cached(path, params, model)
+            if hit is not None:
+                return hit
+        token = self._token or await self._login(None)
+        try:
+            return await self._call(path, params, model, token, cached)
+        except MetadataAuthError:
+            # Tokens expire (about a month); log in once more, then give up.
+            token = await self._login(token)
+            return await self._call(path, params, model, token, cached)
+
+    async def _call(
+        self, path: str, params: Mapping[str, Any] | None, model: type[M], token: str, cached: bool,
+    ) -> M:
+        return await self._api.get_json(
+            path, params, model=model, headers={"Authorization": f"Bearer {token}"},
+            cached=cached, lookup=False,
+        )
+
+    async def search(self, query: MetadataQuery) -> list[Candidate]:
+        """Search series by title, then by original title if different; movies yield nothing."""
+        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
+            return []
+        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
+        found: list[Candidate] = []
+        seen: set[str] = set()
+        for text in texts:
+            for candidate in await self._search(text, query.year):
+                if candidate.provider_id not in seen:
+                    seen.add(candidate.provider_id)
+                    found.append(candidate)
+        return found
+
+    async def _search(self, text: str, year: int | None) -> list[Candidate]:
+        params: dict[str, Any] = {"query": text, "type": "series", "limit": self.max_results}
+        answer = await self._get("/search", {**params, "year": year}, _Envelope[list[_SearchItem]])
+        if not answer.data and year is not None:
+            answer = await self._get("/search", params, _Envelope[list[_SearchItem]])
+        result = []
+        for item in (answer.data or [])[: self.max_results]:
+            candidate = self._from_search(item)
+            if candidate is not None:
+                result.append(candidate)
+        return result
+
+    def _from_search(self, item: _SearchItem) -> Candidate | None:
+        raw_id = item.tvdb_id if item.tvdb_id is not None else item.id
+        try:
+            ident = numeric_id(self.name, raw_id, prefix="series-")
+        except InvalidArgument:
+            return None
+        translations = item.translations or {}
+        name = clean_text(item.name)
+        title = clean_text(translations.get("eng")) or name
+        if not title:
+            return None
+        overviews = item.overviews or {}
+        return Candidate(
+            provider=self.name,
+            provider_id=ident,
+            media_type=MediaType.SERIES,
+            title=title,
+            year=year_of(item.year) or year_of(item.first_air_time),
+            original_title=name if name and name != title else None,
+            url=_page_url(item.slug, ident),
+            poster_url=_image(item.image_url) or _image(item.thumbnail),
+            overview=clean_text(overviews.get("eng") or item.overview, 2000),
+            details={
+                "original_language": language_code(item.primary_language),
+                "aliases": unique_texts(item.aliases or []),
+            },
+        )
+
+    async def details(self, media_type: str, provider_id: str) -> Candidate:
+        """One series with aliases, external ids and aired-order seasons -> episode counts."""
+        if media_type_of(media_type) is not MediaType.SERIES:
+            raise InvalidArgument("tvdb is used for series only; movies come from TMDB")
+        ident = numeric_id(self.name, provider_id, prefix="series-")
+        answer = await self._get(
+            f"/series/{ident}/extended", {"meta": "translations", "short": "true"}, _Envelope[_Series]
+        )
+        if answer.data is None:
+            raise AdapterError(self.name, f"answered without data for series {ident}")
+        series = answer.data
+        counts: Counter[int] = Counter()
+        for page in range(MAX_EPISODE_PAGES):
+            episodes = await self._get(f"/series/{ident}/episodes/default", {"page": page},
+                                       _Envelope[_EpisodePage])
+            for episode in (episodes.data.episodes if episodes.data else []):
+                if episode.seasonNumber is not None and episode.number is not None:
+                    counts[episode.seasonNumber] += 1
+            if not (episodes.links or {}).get("next"):
+                break
+        names = (series.translations.nameTranslations or []) if series.translations else []
+        english = next((clean_text(t.name) for t in names if t.language == "eng" and not t.isAlias), None)
+        name = clean_text(series.name)
+        title = english or name or ""
+        remote = {clean_text(r.sourceName, 40): clean_text(r.id, 40) for r in series.remoteIds or []}
+        pairs = {"imdb": remote.get("IMDB"), "tmdb": remote.get("TheMovieDB.com")}
+        external = {k: v for k, v in pairs.items() if v}
+        aliases = unique_texts(
+            [a.name for a in series.aliases or []]
+            + [t.name for t in names if t.name and t.name not in (title, name)]
+        )
+        return Candidate(
+            provider=self.name,
+            provider_id=ident,
+            media_type=MediaType.SERIES,
+            title=title,
+            year=year_of(series.year) or year_of(series.firstAired),
+            original_title=name if name and name != title else None,
+            url=_page_url(series.slug, ident),
+            poster_url=_image(series.image),
+            overview=clean_text(series.overview, 2000),
+            details={
+                "original_language": language_code(series.originalLanguage),
+                "aliases": aliases,
+                "external_ids": external,
+                "seasons": {str(n): counts[n] for n in sorted(counts)},
+            },
+        )
+
+    async def ping(self) -> ServiceStatus:
+        """Log in if needed and read a tiny list (`/series/statuses`); never raises."""
+        try:
+            await self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
+        except AdapterError as exc:
+            return ServiceStatus(self.name, False, exc.message)
+        return ServiceStatus(self.name, True, "reachable, key accepted")

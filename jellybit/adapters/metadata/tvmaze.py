@@ -1,0 +1,181 @@
+"""TVMaze (no key): show search, details with seasons, episode counts and AKAs."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+
+from pydantic import BaseModel, Field, RootModel
+
+from jellybit.adapters.metadata.base import (
+    ApiClient,
+    MetadataNotFound,
+    RetryPolicy,
+    clean_query,
+    clean_text,
+    language_code,
+    media_type_of,
+    numeric_id,
+    safe_url,
+    unique_texts,
+    year_of,
+)
+from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.status import ServiceStatus
+from jellybit.config import TvmazeConfig
+from jellybit.core.plan import Candidate, MediaType
+from jellybit.core.ports import MetadataQuery
+from jellybit.errors import AdapterError, InvalidArgument
+
+PAGE_URL = "https://www.tvmaze.com"
+
+
+class _Image(BaseModel):
+    medium: str | None = None
+    original: str | None = None
+
+
+class _Externals(BaseModel):
+    thetvdb: int | None = None
+    imdb: str | None = None
+
+
+class _Season(BaseModel):
+    number: int | None = None
+    episodeOrder: int | None = None      # TVMaze's camelCase field name
+
+
+class _Episode(BaseModel):
+    season: int | None = None
+    number: int | None = None
+
+
+class _Embedded(BaseModel):
+    seasons: list[_Season] = Field(default_factory=list)
+    episodes: list[_Episode] = Field(default_factory=list)
+
+
+class _Show(BaseModel):
+    id: int
+    url: str | None = None
+    name: str | None = None
+    language: str | None = None
+    premiered: str | None = None
+    image: _Image | None = None
+    summary: str | None = None
+    externals: _Externals | None = None
+    embedded: _Embedded = Field(default_factory=_Embedded, alias="_embedded")
+
+
+class _Hit(BaseModel):
+    score: float | None = None
+    show: _Show
+
+
+class _Hits(RootModel[list[_Hit]]):
+    pass
+
+
+class _Aka(BaseModel):
+    name: str
+
+
+class _Akas(RootModel[list[_Aka]]):
+    pass
+
+
+def _plain(html: str | None) -> str | None:
+    # Summaries are HTML fragments ("<p><b>Title</b> is ...</p>").
+    return clean_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
+
+
+class TvmazeProvider:
+    """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
+
+    name = "tvmaze"
+
+    def __init__(
+        self, config: TvmazeConfig, cache: ResponseCache | None = None, *,
+        policy: RetryPolicy | None = None, max_results: int = 10,
+    ) -> None:
+        self.config = config
+        self.max_results = max_results
+        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
+                              cache=cache, policy=policy)
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+        await self._api.close()
+
+    async def search(self, query: MetadataQuery) -> list[Candidate]:
+        """Search shows by title, then by original title if different; movies yield nothing."""
+        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
+            return []
+        found: list[Candidate] = []
+        seen: set[str] = set()
+        for text in unique_texts([clean_query(query.title), clean_query(query.original_title)]):
+            hits = await self._api.get_json("/search/shows", {"q": text}, model=_Hits)
+            for hit in hits.root[: self.max_results]:
+                if str(hit.show.id) not in seen:
+                    seen.add(str(hit.show.id))
+                    found.append(self._candidate(hit.show))
+        return found
+
+    async def details(self, media_type: str, provider_id: str) -> Candidate:
+        """One show with AKAs, external ids and seasons -> episode counts."""
+        if media_type_of(media_type) is not MediaType.SERIES:
+            raise InvalidArgument("tvmaze has shows only; movies come from TMDB")
+        ident = numeric_id(self.name, provider_id)
+        show = await self._api.get_json(
+            f"/shows/{ident}", {"embed[]": ["seasons", "episodes"]}, model=_Show
+        )
+        akas = await self._api.get_json(f"/shows/{ident}/akas", model=_Akas)
+        counted = Counter(e.season for e in show.embedded.episodes if e.season is not None and e.number)
+        seasons: dict[str, int] = {}
+        for season in sorted(show.embedded.seasons, key=lambda s: s.number or 0):
+            if season.number is None:
+                continue
+            # episodeOrder is the announced length; the episode list may run ahead of it or lag.
+            count = max(season.episodeOrder or 0, counted.get(season.number, 0))
+            if count:
+                seasons[str(season.number)] = count
+        base = self._candidate(show)
+        externals = show.externals or _Externals()
+        external = {k: v for k, v in {
+            "tvdb": str(externals.thetvdb) if externals.thetvdb else None,
+            "imdb": clean_text(externals.imdb, 20),
+        }.items() if v}
+        return replace(base, details={
+            **base.details,
+            "aliases": unique_texts(a.name for a in akas.root if a.name != base.title),
+            "external_ids": external,
+            "seasons": seasons,
+        })
+
+    def _candidate(self, show: _Show) -> Candidate:
+        image = show.image or _Image()
+        url = safe_url(show.url)
+        if not url or not url.startswith(("https://www.tvmaze.com/", "http://www.tvmaze.com/")):
+            url = f"{PAGE_URL}/shows/{show.id}"
+        return Candidate(
+            provider=self.name,
+            provider_id=str(show.id),
+            media_type=MediaType.SERIES,
+            title=clean_text(show.name) or "",
+            year=year_of(show.premiered),
+            url=url.replace("http://", "https://", 1),
+            poster_url=safe_url(image.medium) or safe_url(image.original),
+            overview=_plain(show.summary),
+            details={"original_language": language_code(show.language)},
+        )
+
+    async def ping(self) -> ServiceStatus:
+        """Read one show (never cached); never raises."""
+        try:
+            await self._api.get_json("/shows/1", model=_Show, cached=False)
+        except MetadataNotFound:
+            pass                                 # it answered: reachable
+        except AdapterError as exc:
+            return ServiceStatus(self.name, False, exc.message)
+        return ServiceStatus(self.name, True, "reachable")

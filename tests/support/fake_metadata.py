@@ -1,0 +1,480 @@
+"""Local fakes of TMDB v3, TVDB v4, TVMaze and Jellyfin, speaking their real JSON shapes over HTTP.
+
+Fixtures (registered in tests/conftest.py), all function-scoped and started on 127.0.0.1:
+
+- `fake_catalogue` -> `Catalogue`: the titles every fake serves. Defaults (`default_catalogue()`):
+  The Matrix (1999, movie, tmdb 603), The Matrix Reloaded (2003, movie, tmdb 604),
+  Fargo (1996, movie, tmdb 275), Fargo (2014, series, tmdb 60622 / tvdb 269613 / tvmaze 1006,
+  seasons {1: 10, 2: 10, 3: 10, 4: 11, 5: 10}), and "Метод" (2015, Russian series, English title
+  and alias "Method", tmdb 65708 / tvdb 300241 / tvmaze 8137, seasons {1: 16, 2: 16}).
+  Extend it in a test: `fake_catalogue.add(FakeTitle("series", "Dark", 2017, seasons={1: 10}, tmdb_id=1,
+  tvdb_id=2, tvmaze_id=3, original_title=None))` - every fake sees it at once.
+- `fake_tmdb` -> `FakeTmdb`: `/search/movie`, `/search/tv` (query, year / first_air_date_year,
+  language), `/movie/{id}`, `/tv/{id}` (append_to_response=alternative_titles,external_ids, with
+  `seasons[].season_number/episode_count`), `/configuration`. Auth: `api_key=FakeTmdb.API_KEY` or
+  `Authorization: Bearer FakeTmdb.READ_TOKEN`; anything else is TMDB's 401 body.
+- `fake_tvdb` -> `FakeTvdb`: `POST /login` (`{"apikey": API_KEY, "pin": PIN}` when `require_pin`),
+  `/search?query=&type=&year=`, `/series/{id}/extended`, `/series/{id}/episodes/default?page=`,
+  `/series/statuses`, in the `{"status", "data", "links"}` envelope. `expire_tokens()` makes every
+  issued token answer 401 (as an expired one does). `episode_page_size` drives pagination.
+- `fake_tvmaze` -> `FakeTvmaze`: `/search/shows?q=`, `/shows/{id}` (embed[]=seasons, episodes),
+  `/shows/{id}/seasons`, `/shows/{id}/episodes`, `/shows/{id}/akas`. No auth.
+- `fake_jellyfin` -> `FakeJellyfin`: `POST /Library/Refresh` (204; `refreshes` counts accepted
+  ones; needs `X-Emby-Token` or `Authorization: MediaBrowser Token="API_KEY"`), `GET /System/Info/Public`.
+- `loopback_proxy` -> `LoopbackProxy`: a forward proxy that relays plain HTTP to loopback only.
+
+Every fake has `.requests` / `.calls(path)` (LoggedRequest: decoded path, query, headers, time),
+`.script(status, body, headers=, times=, path=)` and `.rate_limit(retry_after="1", times=)`, and
+`.config(**overrides)` returning the matching Jellybit config section, enabled and pointed at it:
+`MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(), tvmaze=fake_tvmaze.config())`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from jellybit.config import JellyfinConfig, TmdbConfig, TvdbConfig, TvmazeConfig
+from tests.support.fake_http import FakeHttpServer, LoggedRequest, LoopbackProxy, Reply, running
+
+_LANG3 = {"en": "eng", "ru": "rus", "de": "deu", "fr": "fra", "ja": "jpn", "es": "spa"}
+_LANG_NAME = {"en": "English", "ru": "Russian", "de": "German", "fr": "French", "ja": "Japanese",
+              "es": "Spanish"}
+
+
+@dataclass
+class FakeTitle:
+    """One film or show in the fake catalogue (ids per provider; None = that provider lacks it)."""
+
+    media_type: str                          # movie | series
+    title: str                               # English title
+    year: int
+    original_title: str | None = None        # title in the original language, if different
+    original_language: str = "en"
+    aliases: list[str] = field(default_factory=list)
+    seasons: dict[int, int] = field(default_factory=dict)
+    tmdb_id: int | None = None
+    tvdb_id: int | None = None
+    tvmaze_id: int | None = None
+    imdb_id: str | None = None
+    slug: str = ""
+    overview: str = ""
+
+    def names(self) -> list[str]:
+        """Every name a search may match."""
+        return [n for n in (self.title, self.original_title, *self.aliases) if n]
+
+    @property
+    def primary_name(self) -> str:
+        """The name in the original language (what TVDB calls `name`)."""
+        return self.original_title or self.title
+
+
+class Catalogue:
+    """The titles the fakes serve; tests add to it."""
+
+    def __init__(self, titles: list[FakeTitle] | None = None) -> None:
+        self.titles: list[FakeTitle] = list(titles or [])
+
+    def add(self, title: FakeTitle) -> FakeTitle:
+        """Add a title (visible to every fake using this catalogue)."""
+        self.titles.append(title)
+        return title
+
+    def search(self, text: str, media_type: str | None = None) -> list[FakeTitle]:
+        """Case-insensitive match on any name: exact matches first, then substrings."""
+        needle = " ".join(text.split()).casefold()
+        exact, partial = [], []
+        for t in self.titles:
+            if media_type and t.media_type != media_type:
+                continue
+            names = [n.casefold() for n in t.names()]
+            if needle in names:
+                exact.append(t)
+            elif any(needle in n for n in names):
+                partial.append(t)
+        return exact + partial
+
+    def by(self, provider: str, ident: str) -> FakeTitle | None:
+        """The title with this provider id."""
+        for t in self.titles:
+            if str(getattr(t, f"{provider}_id")) == ident:
+                return t
+        return None
+
+
+def default_catalogue() -> Catalogue:
+    """Fargo twice (film and series), The Matrix (and a sequel), and a Cyrillic-titled show."""
+    return Catalogue([
+        FakeTitle("movie", "The Matrix", 1999, tmdb_id=603, imdb_id="tt0133093", slug="the-matrix",
+                  overview="A hacker learns what the Matrix is."),
+        FakeTitle("movie", "The Matrix Reloaded", 2003, tmdb_id=604, imdb_id="tt0234215",
+                  slug="the-matrix-reloaded", overview="Neo and the rebels fight on."),
+        FakeTitle("movie", "Fargo", 1996, tmdb_id=275, imdb_id="tt0116282", slug="fargo-1996",
+                  overview="A car salesman hires two criminals."),
+        FakeTitle("series", "Fargo", 2014, seasons={1: 10, 2: 10, 3: 10, 4: 11, 5: 10}, tmdb_id=60622,
+                  tvdb_id=269613, tvmaze_id=1006, imdb_id="tt2802850", slug="fargo",
+                  overview="An anthology of crime stories in the Midwest."),
+        FakeTitle("series", "Method", 2015, original_title="Метод", original_language="ru",
+                  aliases=["The Method"], seasons={1: 16, 2: 16}, tmdb_id=65708, tvdb_id=300241,
+                  tvmaze_id=8137, imdb_id="tt4733812", slug="metod",
+                  overview="A detective hunts serial killers."),
+    ])
+
+
+class _CatalogueServer(FakeHttpServer):
+    def __init__(self, catalogue: Catalogue) -> None:
+        super().__init__()
+        self.catalogue = catalogue
+
+    def _poster(self, t: FakeTitle) -> str:
+        slug = t.slug or re.sub(r"\W+", "-", t.title.lower())
+        return f"/{slug}.jpg"
+
+
+# ---------------------------------------------------------------- TMDB v3
+
+
+class FakeTmdb(_CatalogueServer):
+    """TMDB v3 (`/3` prefix)."""
+
+    prefix = "/3"
+    API_KEY = "0123456789abcdef0123456789abcdef"
+    READ_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJqZWxseWJpdC10ZXN0cyJ9.ZmFrZS1zaWduYXR1cmUtMDEyMzQ1Njc4OQ"
+
+    def config(self, **overrides: Any) -> TmdbConfig:
+        """An enabled TmdbConfig pointed at this fake (v3 key unless overridden)."""
+        return TmdbConfig(**{"enabled": True, "api_key": self.API_KEY, "base_url": self.base_url,
+                             "image_base_url": "https://image.tmdb.org/t/p/w342", **overrides})
+
+    def route(self, r: LoggedRequest) -> Reply:
+        """TMDB's routes."""
+        bearer = r.headers.get("authorization") == f"Bearer {self.READ_TOKEN}"
+        if r.param("api_key") != self.API_KEY and not bearer:
+            return Reply(401, {"status_code": 7, "status_message": "Invalid API key: You must be granted "
+                               "a valid key.", "success": False})
+        if r.path == "/configuration":
+            return Reply(200, {"images": {"secure_base_url": "https://image.tmdb.org/t/p/",
+                                          "poster_sizes": ["w92", "w342", "original"]}})
+        if r.path in ("/search/movie", "/search/tv"):
+            return self._search(r, "movie" if r.path == "/search/movie" else "series")
+        match = re.fullmatch(r"/(movie|tv)/(\d+)", r.path)
+        if match:
+            kind = "movie" if match.group(1) == "movie" else "series"
+            t = self.catalogue.by("tmdb", match.group(2))
+            if t is None or t.media_type != kind:
+                return Reply(404, {"success": False, "status_code": 34,
+                                   "status_message": "The resource you requested could not be found."})
+            return Reply(200, self._details(t, (r.param("append_to_response") or "").split(",")))
+        return Reply(404, {"success": False, "status_code": 34, "status_message": "not found"})
+
+    def _search(self, r: LoggedRequest, kind: str) -> Reply:
+        query = r.param("query") or ""
+        if not query:
+            return Reply(422, {"success": False, "errors": ["query must be provided"]})
+        year = r.param("year") or r.param("primary_release_year") or r.param("first_air_date_year")
+        found = [t for t in self.catalogue.search(query, kind) if t.tmdb_id is not None
+                 and (year is None or str(t.year) == year)]
+        results = [self._result(t) for t in found]
+        return Reply(200, {"page": 1, "results": results, "total_pages": 1, "total_results": len(results)})
+
+    def _result(self, t: FakeTitle) -> dict[str, Any]:
+        date = f"{t.year}-04-15"
+        common = {"id": t.tmdb_id, "poster_path": self._poster(t), "overview": t.overview, "adult": False,
+                  "original_language": t.original_language, "popularity": 50.0, "genre_ids": [18]}
+        if t.media_type == "movie":
+            return {**common, "title": t.title, "original_title": t.primary_name, "release_date": date}
+        return {**common, "name": t.title, "original_name": t.primary_name, "first_air_date": date,
+                "origin_country": ["US"]}
+
+    def _details(self, t: FakeTitle, append: list[str]) -> dict[str, Any]:
+        body = self._result(t)
+        alt = [{"iso_3166_1": "US", "title": a, "type": ""} for a in t.aliases]
+        if t.media_type == "movie":
+            body["imdb_id"] = t.imdb_id
+            if "alternative_titles" in append:
+                body["alternative_titles"] = {"id": t.tmdb_id, "titles": alt}
+        else:
+            body["number_of_seasons"] = len(t.seasons)
+            body["seasons"] = [
+                {"air_date": f"{t.year + n - 1}-04-15", "episode_count": count, "id": 1000 + n,
+                 "name": f"Season {n}", "overview": "", "poster_path": None, "season_number": n}
+                for n, count in sorted(t.seasons.items())
+            ]
+            if "alternative_titles" in append:
+                body["alternative_titles"] = {"id": t.tmdb_id, "results": alt}
+        if "external_ids" in append:
+            body["external_ids"] = {"imdb_id": t.imdb_id, "tvdb_id": t.tvdb_id}
+        return body
+
+
+# ---------------------------------------------------------------- TVDB v4
+
+
+class FakeTvdb(_CatalogueServer):
+    """TVDB v4 (`/v4` prefix) with bearer tokens from `POST /login`."""
+
+    prefix = "/v4"
+    API_KEY = "tvdb-project-key-7f3a"
+    PIN = "4321"
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        super().__init__(catalogue)
+        self.require_pin = False
+        self.episode_page_size = 500
+        self.tokens: set[str] = set()
+        self._counter = itertools.count(1)
+
+    def config(self, **overrides: Any) -> TvdbConfig:
+        """An enabled TvdbConfig pointed at this fake."""
+        values = {"enabled": True, "api_key": self.API_KEY, "base_url": self.base_url}
+        if self.require_pin:
+            values["pin"] = self.PIN
+        return TvdbConfig(**{**values, **overrides})
+
+    def expire_tokens(self) -> None:
+        """Every token issued so far now answers 401."""
+        self.tokens.clear()
+
+    @property
+    def logins(self) -> int:
+        """How many `POST /login` calls arrived."""
+        return len(self.calls("/login", "POST"))
+
+    def route(self, r: LoggedRequest) -> Reply:
+        """TVDB's routes."""
+        unauthorized = Reply(401, {"status": "failure", "message": "Unauthorized", "data": None})
+        if r.path == "/login" and r.method == "POST":
+            body = r.json() or {}
+            if body.get("apikey") != self.API_KEY or (self.require_pin and body.get("pin") != self.PIN):
+                return unauthorized
+            token = f"tvdb-token-{next(self._counter)}"
+            self.tokens.add(token)
+            return Reply(200, {"status": "success", "data": {"token": token}})
+        auth = r.headers.get("authorization", "")
+        if not auth.startswith("Bearer ") or auth[7:] not in self.tokens:
+            return unauthorized
+        if r.path == "/series/statuses":
+            return self._ok([{"id": 1, "name": "Continuing", "recordType": "series", "keepUpdated": True},
+                             {"id": 2, "name": "Ended", "recordType": "series", "keepUpdated": False}])
+        if r.path == "/search":
+            return self._search(r)
+        match = re.fullmatch(r"/series/(\d+)/(extended|episodes/default)", r.path)
+        if match:
+            t = self.catalogue.by("tvdb", match.group(1))
+            if t is None or t.media_type != "series":
+                return Reply(404, {"status": "failure", "message": "NotFoundException", "data": None})
+            if match.group(2) == "extended":
+                return self._ok(self._series(t, extended=True))
+            return self._episodes(t, int(r.param("page") or 0))
+        return Reply(404, {"status": "failure", "message": "route not found", "data": None})
+
+    def _ok(self, data: Any, links: dict[str, Any] | None = None) -> Reply:
+        body = {"status": "success", "data": data}
+        if links is not None:
+            body["links"] = links
+        return Reply(200, body)
+
+    def _lang(self, t: FakeTitle) -> str:
+        return _LANG3.get(t.original_language, t.original_language)
+
+    def _search(self, r: LoggedRequest) -> Reply:
+        kind, year = r.param("type"), r.param("year")
+        found = [t for t in self.catalogue.search(r.param("query") or "", kind) if t.tvdb_id is not None
+                 and (year is None or str(t.year) == year)]
+        data = []
+        for t in found:
+            translations = {"eng": t.title, self._lang(t): t.primary_name}
+            data.append({
+                "objectID": f"{t.media_type}-{t.tvdb_id}", "id": f"{t.media_type}-{t.tvdb_id}",
+                "tvdb_id": str(t.tvdb_id), "name": t.primary_name, "slug": t.slug, "type": t.media_type,
+                "image_url": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
+                "thumbnail": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1_t.jpg",
+                "year": str(t.year), "first_air_time": f"{t.year}-04-15",
+                "primary_language": self._lang(t),
+                "aliases": list(t.aliases) + ([t.title] if t.original_title else []),
+                "translations": translations, "overviews": {"eng": t.overview}, "overview": t.overview,
+                "country": "usa", "status": "Ended",
+            })
+        return self._ok(data, {"prev": None, "self": r.target, "next": None, "total_items": len(data),
+                               "page_size": 50})
+
+    def _series(self, t: FakeTitle, extended: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": t.tvdb_id, "name": t.primary_name, "slug": t.slug,
+            "image": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
+            "year": str(t.year), "firstAired": f"{t.year}-04-15", "originalLanguage": self._lang(t),
+            "overview": t.overview, "nameTranslations": ["eng", self._lang(t)],
+            "aliases": [{"language": "eng", "name": a} for a in t.aliases],
+            "status": {"id": 2, "name": "Ended", "recordType": "series", "keepUpdated": False},
+        }
+        if extended:
+            body["seasons"] = [{"id": 5000 + n, "seriesId": t.tvdb_id, "number": n,
+                                "type": {"id": 1, "name": "Aired Order", "type": "official"}}
+                               for n in sorted(t.seasons)]
+            body["translations"] = {"nameTranslations": [
+                {"name": t.title, "language": "eng"}, {"name": t.primary_name, "language": self._lang(t),
+                                                       "isPrimary": True}]}
+            body["remoteIds"] = [{"id": t.imdb_id, "type": 2, "sourceName": "IMDB"}] if t.imdb_id else []
+        return body
+
+    def _episodes(self, t: FakeTitle, page: int) -> Reply:
+        episodes = [{"id": t.tvdb_id * 1000 + s * 100 + e, "seriesId": t.tvdb_id, "seasonNumber": s,
+                     "number": e, "name": f"Episode {e}", "aired": f"{t.year + s - 1}-05-{e:02d}"}
+                    for s, count in sorted(t.seasons.items()) for e in range(1, count + 1)]
+        size = self.episode_page_size
+        chunk = episodes[page * size:(page + 1) * size]
+        more = (page + 1) * size < len(episodes)
+        return self._ok({"series": self._series(t, extended=False), "episodes": chunk},
+                        {"prev": None, "self": f"page={page}", "next": f"page={page + 1}" if more else None,
+                         "total_items": len(episodes), "page_size": size})
+
+
+# ---------------------------------------------------------------- TVMaze
+
+
+class FakeTvmaze(_CatalogueServer):
+    """TVMaze (no prefix, no key)."""
+
+    def config(self, **overrides: Any) -> TvmazeConfig:
+        """An enabled TvmazeConfig pointed at this fake."""
+        return TvmazeConfig(**{"enabled": True, "base_url": self.base_url, **overrides})
+
+    def route(self, r: LoggedRequest) -> Reply:
+        """TVMaze's routes."""
+        not_found = Reply(404, {"name": "Not Found", "message": "", "code": 0, "status": 404})
+        if r.path == "/search/shows":
+            found = [t for t in self.catalogue.search(r.param("q") or "", "series") if t.tvmaze_id]
+            return Reply(200, [{"score": round(0.9 - i * 0.1, 2), "show": self._show(t)}
+                               for i, t in enumerate(found)])
+        match = re.fullmatch(r"/shows/(\d+)(/seasons|/episodes|/akas)?", r.path)
+        if not match:
+            return not_found
+        t = self.catalogue.by("tvmaze", match.group(1))
+        if t is None:
+            return not_found
+        sub = match.group(2)
+        if sub == "/seasons":
+            return Reply(200, self._seasons(t))
+        if sub == "/episodes":
+            return Reply(200, self._episodes(t))
+        if sub == "/akas":
+            akas = ([{"name": t.original_title, "country": {"name": "Russian Federation", "code": "RU",
+                                                            "timezone": "Europe/Moscow"}}]
+                    if t.original_title else [])
+            return Reply(200, akas + [{"name": a, "country": None} for a in t.aliases])
+        show = self._show(t)
+        embeds = r.query.get("embed[]", []) + r.query.get("embed", [])
+        embedded = {}
+        if "seasons" in embeds:
+            embedded["seasons"] = self._seasons(t)
+        if "episodes" in embeds:
+            embedded["episodes"] = self._episodes(t)
+        if embedded:
+            show["_embedded"] = embedded
+        return Reply(200, show)
+
+    def _show(self, t: FakeTitle) -> dict[str, Any]:
+        slug = t.slug or re.sub(r"\W+", "-", t.title.lower())
+        return {
+            "id": t.tvmaze_id, "url": f"https://www.tvmaze.com/shows/{t.tvmaze_id}/{slug}", "name": t.title,
+            "type": "Scripted", "language": _LANG_NAME.get(t.original_language, t.original_language),
+            "genres": ["Drama", "Crime"], "status": "Ended", "premiered": f"{t.year}-04-15",
+            "externals": {"tvrage": None, "thetvdb": t.tvdb_id, "imdb": t.imdb_id},
+            "image": {"medium": f"https://static.tvmaze.com/uploads/images/medium_portrait/1/{t.tvmaze_id}.jpg",
+                      "original": f"https://static.tvmaze.com/uploads/images/original_untouched/1/{t.tvmaze_id}.jpg"},
+            "summary": f"<p><b>{t.title}</b> {t.overview}</p>",
+            "_links": {"self": {"href": f"https://api.tvmaze.com/shows/{t.tvmaze_id}"}},
+        }
+
+    def _seasons(self, t: FakeTitle) -> list[dict[str, Any]]:
+        return [{"id": t.tvmaze_id * 100 + n, "number": n, "name": "", "episodeOrder": count,
+                 "premiereDate": f"{t.year + n - 1}-04-15", "url": f"https://www.tvmaze.com/seasons/{n}"}
+                for n, count in sorted(t.seasons.items())]
+
+    def _episodes(self, t: FakeTitle) -> list[dict[str, Any]]:
+        return [{"id": t.tvmaze_id * 10000 + s * 100 + e, "season": s, "number": e, "type": "regular",
+                 "name": f"Episode {e}", "airdate": f"{t.year + s - 1}-05-{e:02d}"}
+                for s, count in sorted(t.seasons.items()) for e in range(1, count + 1)]
+
+
+# ---------------------------------------------------------------- Jellyfin
+
+
+class FakeJellyfin(FakeHttpServer):
+    """Jellyfin's `/Library/Refresh` and `/System/Info/Public`."""
+
+    API_KEY = "jellyfin-api-key-5c1e"
+
+    def config(self, **overrides: Any) -> JellyfinConfig:
+        """An enabled JellyfinConfig pointed at this fake."""
+        return JellyfinConfig(**{"enabled": True, "url": self.origin, "api_key": self.API_KEY,
+                                 "debounce_seconds": 0.05, **overrides})
+
+    @property
+    def refreshes(self) -> int:
+        """Accepted `POST /Library/Refresh` calls."""
+        return sum(1 for r in self.calls("/Library/Refresh", "POST") if self._authorized(r))
+
+    def _authorized(self, r: LoggedRequest) -> bool:
+        auth = r.headers.get("authorization", "")
+        return r.headers.get("x-emby-token") == self.API_KEY or f'Token="{self.API_KEY}"' in auth
+
+    def route(self, r: LoggedRequest) -> Reply:
+        """Jellyfin's routes."""
+        if r.path == "/System/Info/Public" and r.method == "GET":
+            return Reply(200, {"LocalAddress": self.origin, "ServerName": "fake-jellyfin",
+                               "Version": "10.10.7", "ProductName": "Jellyfin Server", "Id": "f" * 32,
+                               "StartupWizardCompleted": True})
+        if r.path == "/Library/Refresh" and r.method == "POST":
+            return Reply(204) if self._authorized(r) else Reply(401, "")
+        return Reply(404, "")
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def fake_catalogue() -> Catalogue:
+    """The catalogue every metadata fake of this test serves."""
+    return default_catalogue()
+
+
+@pytest.fixture
+def fake_tmdb(fake_catalogue: Catalogue) -> Iterator[FakeTmdb]:
+    """A running fake TMDB v3."""
+    with running(FakeTmdb(fake_catalogue)) as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def fake_tvdb(fake_catalogue: Catalogue) -> Iterator[FakeTvdb]:
+    """A running fake TVDB v4."""
+    with running(FakeTvdb(fake_catalogue)) as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def fake_tvmaze(fake_catalogue: Catalogue) -> Iterator[FakeTvmaze]:
+    """A running fake TVMaze."""
+    with running(FakeTvmaze(fake_catalogue)) as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def fake_jellyfin() -> Iterator[FakeJellyfin]:
+    """A running fake Jellyfin."""
+    with running(FakeJellyfin()) as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def loopback_proxy() -> Iterator[LoopbackProxy]:
+    """A running forward proxy that relays only to loopback."""
+    with running(LoopbackProxy()) as server:
+        yield server  # type: ignore[misc]
