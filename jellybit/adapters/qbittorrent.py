@@ -147,9 +147,10 @@ class QbittorrentClient:
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._config = config
         self._password = config.password.get_secret_value() if config.password is not None else None
-        self._base = config.url.rstrip("/")
+        base = config.url.rstrip("/")
+        self._base = re.sub(r"//[^/@]*@", "//", base)  # for messages: no user:password@ part
         self._http = httpx.AsyncClient(
-            base_url=f"{self._base}/api/v2/", timeout=httpx.Timeout(config.timeout),
+            base_url=f"{base}/api/v2/", timeout=httpx.Timeout(config.timeout),
             verify=config.verify_tls, transport=transport, follow_redirects=False,
         )
         self._auth_lock = asyncio.Lock()
@@ -173,7 +174,8 @@ class QbittorrentClient:
         return AdapterError(SYSTEM, self._redact(message))
 
     def _redact(self, text: str) -> str:
-        if self._password:
+        # Very short passwords would turn every message to noise; none of our messages carries one.
+        if self._password and len(self._password) >= 4:
             text = text.replace(self._password, "***")
         return text
 
@@ -224,8 +226,14 @@ class QbittorrentClient:
     # ------------------------------------------------------------ session
 
     async def login(self) -> None:
-        """Log in now (otherwise it happens on the first call); wrong credentials raise AdapterError."""
-        await self._login_once(self._session)
+        """Log in now (otherwise it happens on the first call); wrong credentials raise AdapterError.
+
+        Without a configured password this only checks that qBittorrent lets us in.
+        """
+        if self._password is None:
+            await self.app_version()
+        else:
+            await self._login_once(self._session)
 
     async def _login_once(self, seen_session: int) -> None:
         async with self._auth_lock:

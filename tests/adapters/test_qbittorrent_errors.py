@@ -90,6 +90,15 @@ async def test_connection_refused_on_a_closed_port(caplog: pytest.LogCaptureFixt
     no_secret(caught.value, caplog)
 
 
+async def test_credentials_in_the_url_stay_out_of_messages(caplog: pytest.LogCaptureFixture) -> None:
+    url = f"http://admin:{SECRET}x@127.0.0.1:{free_port()}"
+    config = QbittorrentConfig(url=url, password="other", timeout=2)
+    async with QbittorrentClient(config) as client:
+        with pytest.raises(AdapterError, match=r"cannot connect to http://127\.0\.0\.1:\d+:") as caught:
+            await client.app_version()
+    no_secret(caught.value, caplog)
+
+
 async def test_a_timeout_is_one_adapter_error(caplog: pytest.LogCaptureFixture) -> None:
     def slow(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=request)
@@ -211,6 +220,8 @@ async def test_no_password_configured_but_login_required() -> None:
     async with fake.client(password=None) as client:
         with pytest.raises(AdapterError, match="requires a login but no password is configured"):
             await client.torrents()
+        with pytest.raises(AdapterError, match="requires a login but no password is configured"):
+            await client.login()
     assert "auth/login" not in fake.paths()
 
 
@@ -224,9 +235,11 @@ async def test_localhost_auth_off_needs_no_login() -> None:
 
     client = QbittorrentClient(QbittorrentConfig(url="http://qbt.test", password=None),
                                transport=httpx.MockTransport(open_server))
+    fake.routes["app/version"] = httpx.Response(200, text="v4.5.2")
     async with client:
+        await client.login()
         assert await client.torrents() == []
-    assert fake.paths() == ["torrents/info"]
+    assert fake.paths() == ["app/version", "torrents/info"]
 
 
 # ---------------------------------------------------------------- 4.x and 5.x dialects
