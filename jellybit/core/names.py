@@ -91,8 +91,9 @@ def clean_title(title: str, year: int | None = None) -> str:
         match = _YEAR_TAIL.match(text)
         if match and int(match["year"]) == year:
             text = match["title"]          # "Dune (2021)" with year 2021: do not say it twice
-    text = sanitize_component(text, fallback="Untitled")
-    return sanitize_component(truncate_utf8(text, TITLE_BYTES), fallback="Untitled")
+    text = clean_text(truncate_utf8(clean_text(text), TITLE_BYTES))
+    # Nothing readable left ("../..", "?"): a dash-led or empty name helps nobody.
+    return text if any(ch.isalnum() for ch in text) else "Untitled"
 
 
 def _year(year: int | None) -> int | None:
