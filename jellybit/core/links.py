@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+# Jellyfin episode codes as naming writes them: S01E02, S01E01-E03, S01E01E02.
+_EPISODE_RE = re.compile(r"\bS(\d{1,4})E(\d{1,4})((?:-?E\d{1,4})*)", re.IGNORECASE)
+_MAX_RANGE = 100
 
 
 class LinkStatus(StrEnum):
@@ -118,3 +123,15 @@ class TitleGroup:
     folders: tuple[str, ...]                               # absolute title folders of live links
     seasons: dict[int, tuple[int, ...]] = field(default_factory=dict)  # season -> episodes laid
     live_folders: tuple[str, ...] = ()                     # those folders that exist on disk
+
+
+def episode_numbers(name: str) -> list[tuple[int, int]]:
+    """The (season, episode) pairs a file name's episode code covers; [] when it has none."""
+    match = _EPISODE_RE.search(name)
+    if match is None:
+        return []
+    season, first = int(match.group(1)), int(match.group(2))
+    more = [int(n) for n in re.findall(r"\d+", match.group(3))]
+    last = max([first, *more])
+    episodes = range(first, last + 1) if last - first < _MAX_RANGE else [first, *more]
+    return [(season, e) for e in episodes]

@@ -66,7 +66,9 @@ def test_no_hardlink_possible_copies_visibly(media, monkeypatch, code):
     noted: list[int] = []
     outcome = fs.link_file(src, dst, tag="row1", on_copy=noted.append)
     assert outcome.status is LinkStatus.COPIED
-    assert outcome.warning and "copied" in outcome.warning and errno.errorcode[code] in outcome.warning
+    assert outcome.warning
+    assert "copied" in outcome.warning
+    assert errno.errorcode[code] in outcome.warning
     assert dst.read_bytes() == src.read_bytes()
     assert os.stat(dst).st_ino != os.stat(src).st_ino
     assert noted == [os.stat(dst).st_ino]             # the journal learns the copy's inode first
@@ -148,7 +150,8 @@ def test_remove_link_removes_a_surplus_hardlink(media):
     dst = media.movies / "A" / "A.mkv"
     outcome = fs.link_file(src, dst)
     removed = fs.remove_link(dst, outcome.dst_ino, src)
-    assert removed.removed and not removed.refused
+    assert removed.removed
+    assert not removed.refused
     assert not dst.exists()
     assert os.stat(src).st_nlink == 1
     assert fs.remove_link(dst, outcome.dst_ino, src).gone
@@ -160,7 +163,8 @@ def test_remove_link_refuses_the_last_copy(media):
     dst.parent.mkdir(parents=True)
     dst.write_bytes(b"the only copy")
     outcome = fs.remove_link(dst, os.stat(dst).st_ino, src)
-    assert outcome.refused and "last copy" in outcome.reason
+    assert outcome.refused
+    assert "last copy" in outcome.reason
     assert dst.read_bytes() == b"the only copy"
 
 
@@ -171,7 +175,8 @@ def test_remove_link_refuses_a_replaced_file(media):
     dst.unlink()
     dst.write_bytes(b"a human put a better file here")
     outcome = fs.remove_link(dst, laid.dst_ino, src)
-    assert outcome.refused and "replaced" in outcome.reason
+    assert outcome.refused
+    assert "replaced" in outcome.reason
     assert dst.read_bytes() == b"a human put a better file here"
 
 
@@ -185,10 +190,12 @@ def test_remove_link_of_a_copy_needs_the_source_unchanged(media, monkeypatch):
     media.forget(src)
     src.write_bytes(b"original plus more")     # the torrent client rewrote it
     refused = fs.remove_link(dst, copy.dst_ino, src, copied=True, size=size)
-    assert refused.refused and "changed" in refused.reason
+    assert refused.refused
+    assert "changed" in refused.reason
     src.unlink()
     refused = fs.remove_link(dst, copy.dst_ino, src, copied=True, size=size)
-    assert refused.refused and "last one" in refused.reason
+    assert refused.refused
+    assert "last one" in refused.reason
     assert dst.read_bytes() == b"original"
 
 

@@ -65,6 +65,7 @@ class Media:
     def forget(self, path: Path) -> None:
         """The test itself changes or deletes this source (simulating the torrent client)."""
         self.sources.pop(path, None)
+        self.allowed.add(path)
 
     def check_sources(self) -> None:
         """Assert every remembered source is untouched and nothing else appeared under downloads/."""

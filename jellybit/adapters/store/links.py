@@ -20,8 +20,9 @@ from jellybit.core.links import (
     NewLink,
     TitleGroup,
     TitleMember,
+    episode_numbers,
 )
-from jellybit.core.plan import Plan, Role
+from jellybit.core.plan import Role
 from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
@@ -231,18 +232,21 @@ class LinksMixin:
     async def title_groups(self, roots: Sequence[str]) -> list[TitleGroup]:
         """Compute every title group with live links: members, title folders, episode coverage."""
         rows = await self.fetchall(  # type: ignore[attr-defined]
-            "SELECT r.provider, r.provider_id, r.media_type, r.title, r.year, r.plan,"
+            "SELECT r.provider, r.provider_id, r.media_type, r.title, r.year,"
             " d.id AS download_id, d.display_name, d.state FROM recognition r"
             " JOIN download d ON d.id = r.download_id"
             " WHERE r.is_current = 1 AND r.provider IS NOT NULL AND r.provider_id IS NOT NULL"
             " ORDER BY r.provider, r.provider_id, d.id"
         )
         live_rows = await self.fetchall(  # type: ignore[attr-defined]
-            f"SELECT download_id, dst_path FROM file_link WHERE status IN {_LIVE_SQL}", _LIVE
+            f"SELECT download_id, dst_path, kind FROM file_link WHERE status IN {_LIVE_SQL}", _LIVE
         )
         live: dict[str, list[str]] = defaultdict(list)
+        videos: dict[str, list[str]] = defaultdict(list)
         for row in live_rows:
             live[row["download_id"]].append(row["dst_path"])
+            if row["kind"] == Role.VIDEO.value:
+                videos[row["download_id"]].append(row["dst_path"])
         grouped: dict[tuple[str, str], list[aiosqlite.Row]] = defaultdict(list)
         for row in rows:
             if live.get(row["download_id"]):
@@ -254,10 +258,9 @@ class LinksMixin:
             for member in members:
                 paths = live[member["download_id"]]
                 folders.update(f for p in paths if (f := title_folder_of(p, roots)) is not None)
-                laid = {rel for p in paths if (rel := relative_to_roots(p, roots)) is not None}
-                for item in Plan.from_json(member["plan"]).items:
-                    if item.role is Role.VIDEO and item.season is not None and item.target in laid:
-                        seasons[item.season].update(item.episodes)
+                for path in videos[member["download_id"]]:
+                    for season, episode in episode_numbers(PurePosixPath(path).name):
+                        seasons[season].add(episode)
             first = members[0]
             groups.append(
                 TitleGroup(

@@ -1,0 +1,346 @@
+"""The layouter: plan targets (with folder convergence and merge), crash-safe batches, undo, reconcile.
+
+Order of every apply: compute and check all targets (nothing written) -> journal the batch
+(`open`, rows `pending`) -> link or copy file by file, finishing rows in chunks -> commit (with
+supersede). A crash anywhere leaves an `open` batch that `recover()` rolls forward from what
+the disk shows, or rolls back when it cannot be completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jellybit.adapters import fs
+from jellybit.adapters.store import Store
+from jellybit.adapters.store.links import title_folder_of
+from jellybit.config import PathsConfig
+from jellybit.core.links import (
+    LIVE_STATUSES,
+    ApplyBatch,
+    BatchStatus,
+    FileLink,
+    LinkStatus,
+    LinkUpdate,
+    NewLink,
+    TitleGroup,
+)
+from jellybit.core.models import Download
+from jellybit.core.naming import layout_reasons, layout_targets
+from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Work
+from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
+from jellybit.core.states import State, can_transition
+from jellybit.engine import layout_journal as journal
+from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
+from jellybit.errors import JellybitError, NotFound, UnsafePath
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
+
+CHUNK = 256          # rows finished per journal transaction
+LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
+# Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
+APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
+
+
+@dataclass(frozen=True)
+class TitleDeleteResult:
+    """Outcome of deleting a whole title (every download of its computed group)."""
+
+    provider: str
+    provider_id: str
+    results: tuple[tuple[str, UndoResult], ...] = ()     # (download id, its undo)
+    reverted: tuple[str, ...] = ()          # downloads with nothing left: the caller moves them to reverted
+    torrents: tuple[str, ...] = ()          # downloads whose torrents may go (after explicit confirmation)
+    removed_folders: tuple[str, ...] = ()
+    kept_folders: tuple[tuple[str, str], ...] = ()        # (folder, why it stays)
+
+    @property
+    def complete(self) -> bool:
+        """Tell whether every download of the title was fully undone and every folder went."""
+        return all(r.complete for _, r in self.results) and not self.kept_folders
+
+
+class LayoutEngine:
+    """Implements the `Layouter` port over the store and the library folders."""
+
+    def __init__(self, store: Store, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
+        self.store = store
+        self.paths = paths
+        self.chunk = max(1, chunk)
+        self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
+        self._lock = asyncio.Lock()   # one layout operation at a time: convergence must see the last one
+
+    # ------------------------------------------------------------------ planning
+
+    async def _converge(
+        self, recognition: RecognitionDraft
+    ) -> tuple[str | None, list[Reason], list[FileLink]]:
+        """The title folder to inherit from live links of the same (provider, provider_id)."""
+        if not recognition.provider or not recognition.provider_id or recognition.media_type is None:
+            return None, [], []
+        links = await self.store.live_links_for_title(recognition.provider, recognition.provider_id)
+        root = self.roots[LIBRARIES[recognition.media_type]]
+        folders = {f for link in links if (f := title_folder_of(link.dst_path, [str(root)])) is not None}
+        live = sorted(f for f in folders if _is_dir(Path(f)))
+        if len(live) > 1:
+            names = ", ".join(Path(f).name for f in live)
+            return None, [Reason("several_title_folders", f"this title already has several live folders "
+                                 f"({names}); merge them on disk first", blocking=True)], links
+        return (Path(live[0]).name if live else None), [], links
+
+    async def _inspect(
+        self, download: Download, recognition: RecognitionDraft
+    ) -> tuple[Inspection, list[Reason]]:
+        folder, reasons, title_links = await self._converge(recognition)
+        if recognition.media_type is None:
+            raise NotFound("the recognition has no media type yet")
+        work = Work(recognition.media_type, recognition.title or "", recognition.year, recognition.provider,
+                    recognition.provider_id, recognition.original_title)
+        plan = layout_targets(recognition.plan, work, folder=folder)
+        copies = {
+            link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
+            for link in [*title_links, *await self.store.links_for_download(download.id, LIVE_STATUSES)]
+            if journal.is_copy(link) and link.dst_ino is not None
+        }
+        merge = folder is not None and recognition.media_type is MediaType.SERIES
+        inspection = await asyncio.to_thread(
+            inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
+        )
+        if folder is not None:
+            reasons.append(Reason("folder_inherited", f"joins the existing folder {folder!r}"))
+        return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()]
+
+    async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
+        """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""
+        try:
+            inspection, reasons = await self._inspect(download, recognition)
+        except JellybitError as exc:
+            reason = Reason(exc.code, exc.message, blocking=True)
+            return LayoutPreview(plan=recognition.plan, reasons=(reason,))
+        return LayoutPreview(plan=inspection.plan, reasons=tuple(reasons))
+
+    # ------------------------------------------------------------------ apply
+
+    async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
+        """Lay the plan out as one crash-safe batch; UnsafePath/SourceMissing raise before any write."""
+        async with self._lock:
+            return await self._apply(download, recognition)
+
+    async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
+        await self._recover_download(download.id)
+        inspection, reasons = await self._inspect(download, recognition)
+        if inspection.unsafe:
+            raise UnsafePath("; ".join(inspection.unsafe))
+        if inspection.missing:
+            raise fs.SourceMissing("; ".join(inspection.missing))
+        if inspection.collisions:
+            return ApplyResult("collision", collisions=tuple(inspection.collisions),
+                               message=f"{len(inspection.collisions)} target(s) held by a different file")
+        blocking = [r for r in reasons if r.code in APPLY_BLOCKERS]
+        if blocking:
+            return ApplyResult("collision", message="; ".join(r.message for r in blocking))
+        new_links = [self._new_link(inspection, index) for index in inspection.laid()]
+        if not new_links:
+            return ApplyResult("failed", message="the plan has no file to lay out")
+        batch, rows = await self.store.open_batch(download.id, new_links)
+        log.info("batch opened", **for_download(download.id, batch_id=batch.id, files=len(rows)))
+        return await self._continue(batch, rows)
+
+    def _new_link(self, inspection: Inspection, index: int) -> NewLink:
+        item = inspection.plan.items[index]
+        src, src_stat = inspection.sources[index]
+        dst = inspection.targets[index]
+        base = dict(src_path=str(src), dst_path=str(dst), kind=item.role.value, size=src_stat.size,
+                    src_dev=src_stat.dev, src_ino=src_stat.ino, src_mtime_ns=src_stat.mtime_ns)
+        if item.status == EXISTS:
+            return NewLink(**base, status=LinkStatus.EXISTS, dst_ino=fs.target_inode(dst), message=item.note)
+        if item.status == SKIPPED:
+            return NewLink(**base, status=LinkStatus.SKIPPED, message=item.note)
+        assert item.status == PLANNED
+        return NewLink(**base)
+
+    async def _continue(self, batch: ApplyBatch, rows: list[FileLink]) -> ApplyResult:
+        """Lay the batch's pending rows chunk by chunk, then commit, or roll back on a collision/error."""
+        loop = asyncio.get_running_loop()
+
+        def note_copy(link_id: str, ino: int) -> None:
+            asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
+
+        pending = [r for r in rows if r.status is LinkStatus.PENDING]
+        warnings: list[str] = []
+        for start in range(0, len(pending), self.chunk):
+            chunk = pending[start:start + self.chunk]
+            done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
+            await self.store.finish_links(done.updates)
+            warnings.extend(done.warnings)
+            if done.collisions or done.error is not None:
+                await self._roll_back(batch)
+                if done.error is not None:
+                    log.error("batch rolled back", **for_download(batch.download_id, batch_id=batch.id,
+                                                                  error=done.error.message))
+                    return ApplyResult("failed", batch_id=batch.id, message=done.error.message,
+                                       warnings=tuple(warnings))
+                return ApplyResult("collision", batch_id=batch.id, collisions=tuple(done.collisions),
+                                   message="a different file appeared at a target; nothing was kept")
+        superseded = await self.store.commit_batch(batch.id)
+        final = await self.store.links_for_batch(batch.id)
+        count = {status: sum(1 for r in final if r.status is status) for status in LinkStatus}
+        log.info("batch committed", **for_download(
+            batch.download_id, batch_id=batch.id, linked=count[LinkStatus.LINKED],
+            copied=count[LinkStatus.COPIED], existing=count[LinkStatus.EXISTS],
+            skipped=count[LinkStatus.SKIPPED], superseded=superseded))
+        return ApplyResult(
+            "done", batch_id=batch.id, linked=count[LinkStatus.LINKED], copied=count[LinkStatus.COPIED],
+            existing=count[LinkStatus.EXISTS], skipped=count[LinkStatus.SKIPPED], warnings=tuple(warnings),
+        )
+
+    async def _roll_back(self, batch: ApplyBatch) -> journal.TakeBack:
+        rows = await self.store.links_for_batch(batch.id)
+        taken = await asyncio.to_thread(journal.roll_back, rows, self.roots.values())
+        await self.store.finish_links(taken.updates)
+        await self.store.close_batch(batch.id, BatchStatus.ROLLED_BACK)
+        log.warning("batch rolled back", **for_download(
+            batch.download_id, batch_id=batch.id, removed=len(taken.removed), refused=len(taken.refused)))
+        return taken
+
+    # ------------------------------------------------------------------ recovery
+
+    async def recover(self) -> None:
+        """Finish every batch a crash left open: roll forward from the disk, or roll back."""
+        async with self._lock:
+            for batch in await self.store.open_batches():
+                await self._recover_batch(batch)
+
+    async def _recover_download(self, download_id: str) -> None:
+        for batch in await self.store.batches_for_download(download_id, [BatchStatus.OPEN]):
+            await self._recover_batch(batch)
+
+    async def _recover_batch(self, batch: ApplyBatch) -> None:
+        rows = await self.store.links_for_batch(batch.id)
+        updates, _ = await asyncio.to_thread(journal.resync_pending, rows)
+        await self.store.finish_links(updates)
+        rows = await self.store.links_for_batch(batch.id)
+        log.warning("recovering an unfinished batch", **for_download(batch.download_id, batch_id=batch.id))
+        # A collision cannot be completed; a removed row means the crash hit a rollback: finish it.
+        if any(r.status in (LinkStatus.COLLISION, LinkStatus.REMOVED) for r in rows):
+            await self._roll_back(batch)
+            return
+        result = await self._continue(batch, rows)
+        log.info("batch recovered",
+                 **for_download(batch.download_id, batch_id=batch.id, outcome=result.outcome))
+
+    # ------------------------------------------------------------------ undo
+
+    async def undo(self, download: Download) -> UndoResult:
+        """Remove this download's targets (only its recorded inodes, never the last copy), prune folders."""
+        async with self._lock:
+            return await self._undo(download.id)
+
+    async def _undo(self, download_id: str) -> UndoResult:
+        await self._recover_download(download_id)
+        removed: list[str] = []
+        refused: list[tuple[str, str]] = []
+        for batch in await self.store.batches_for_download(download_id):
+            rows = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
+            if rows:
+                taken = await asyncio.to_thread(journal.take_back, rows, self.roots.values(), why="undone")
+                await self.store.finish_links(taken.updates)
+                removed.extend(taken.removed)
+                refused.extend(taken.refused)
+            left = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
+            if batch.status is BatchStatus.COMMITTED and not left:
+                await self.store.close_batch(batch.id, BatchStatus.UNDONE)
+        complete = not await self.store.links_for_download(download_id, LIVE_STATUSES)
+        log.info("undo", **for_download(
+            download_id, removed=len(removed), refused=len(refused), complete=complete))
+        return UndoResult(removed=tuple(removed), refused=tuple(refused), complete=complete)
+
+    # ------------------------------------------------------------------ reconciliation
+
+    async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
+        """Bring `target_missing` back: forget the vanished targets and lay the current plan again."""
+        async with self._lock:
+            recognition = recognition or await self.store.current_recognition(download.id)
+            if recognition is None:
+                raise NotFound(f"download {download.id} has no recognition to relink")
+            rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+            missing = await asyncio.to_thread(journal.missing, rows)
+            await self.store.finish_links([
+                LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
+                for row, gone in zip(rows, missing, strict=True) if gone
+            ])
+            return await self._apply(download, recognition)
+
+    async def targets_present(self, download: Download) -> bool | None:
+        """True while any laid target is still its recorded inode, False when all are gone, None: none."""
+        rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        if not rows:
+            return None
+        return any(await asyncio.to_thread(journal.present, rows))
+
+    async def reconcile(self, download: Download, torrent_present: bool) -> State | None:
+        """The state reconciliation moves a download to (spec §3), or None to leave it."""
+        if download.state not in (State.DONE, State.TARGET_MISSING, State.ORPHANED):
+            return None
+        targets = await self.targets_present(download)
+        if targets is None:
+            return None
+        if download.state is State.DONE:
+            target = {
+                (True, True): None, (True, False): State.TARGET_MISSING,
+                (False, True): State.ORPHANED, (False, False): State.DELETED,
+            }[(torrent_present, targets)]
+        elif download.state is State.TARGET_MISSING:
+            target = State.DONE if targets else (None if torrent_present else State.DELETED)
+        else:
+            target = None if targets else State.DELETED
+        if target is not None and not can_transition(download.state, target):
+            return None
+        return target
+
+    # ------------------------------------------------------------------ titles
+
+    async def title_groups(self) -> list[TitleGroup]:
+        """Every computed title with live links, its folders and which of them exist on disk."""
+        groups = await self.store.title_groups([str(r) for r in self.roots.values()])
+        return [replace(g, live_folders=tuple(f for f in g.folders if _is_dir(Path(f)))) for g in groups]
+
+    async def delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
+        """Undo every download of a title group and remove the folders that emptied."""
+        async with self._lock:
+            ids = await self.store.title_download_ids(provider, provider_id)
+            if not ids:
+                raise NotFound(f"no laid-out title {provider}:{provider_id}")
+            links = await self.store.live_links_for_title(provider, provider_id)
+            roots = [str(r) for r in self.roots.values()]
+            folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
+            results = [(download_id, await self._undo(download_id)) for download_id in ids]
+            removed, kept = [], []
+            for folder in folders:
+                path = Path(folder)
+                root = journal.root_of(path / "x", self.roots.values())
+                if root is not None and _is_dir(path):
+                    await asyncio.to_thread(fs.prune_empty_dirs, path, root)
+                if _is_dir(path):
+                    left = len(os.listdir(path))
+                    kept.append((folder, f"not empty: {left} item(s) Jellybit did not lay"))
+                else:
+                    removed.append(folder)
+            done = tuple(download_id for download_id, r in results if r.complete)
+            log.info("title deleted", extra={"provider": provider, "provider_id": provider_id,
+                                             "downloads": list(ids), "kept_folders": len(kept)})
+            return TitleDeleteResult(provider, provider_id, tuple(results), reverted=done, torrents=done,
+                                     removed_folders=tuple(removed), kept_folders=tuple(kept))
+
+
+def _is_dir(path: Path) -> bool:
+    """Liveness of a folder: lstat says it is a real directory (a symlink does not count)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,181 @@
+"""Compare a plan with the disk (read-only): sources, targets, collisions and merge top-up skips."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from jellybit.adapters import fs
+from jellybit.adapters.containment import resolve_target
+from jellybit.config import PathMapping, PathsConfig
+from jellybit.core.classify import EXTENSIONS
+from jellybit.core.links import episode_numbers
+from jellybit.core.matching import translate_path
+from jellybit.core.models import Download
+from jellybit.core.plan import Plan, PlanItem, Reason, Role
+from jellybit.errors import JellybitError, UnsafePath
+
+LAID_ROLES = frozenset({Role.VIDEO, Role.SUBTITLE, Role.AUDIO, Role.EXTRA})
+VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
+PLANNED, EXISTS, COLLISION, SKIPPED = "planned", "exists", "collision", "skipped"
+_MAX_LISTED = 20
+
+
+def translate(path: str | None, mappings: list[PathMapping]) -> Path | None:
+    """Map a path as qBittorrent reports it to this machine's path (longest prefix wins)."""
+    return Path(translate_path(path, mappings)) if path else None
+
+
+def source_path(download: Download, source: str, paths: PathsConfig) -> Path:
+    """The local path of one torrent file; it must resolve inside `paths.downloads`."""
+    relative = PurePosixPath(source)
+    if (not source or "\0" in source or relative.is_absolute()
+            or any(part in (".", "..") for part in relative.parts)):
+        raise UnsafePath(f"source path {source!r} is not a plain path inside the torrent")
+    save = translate(download.save_path, paths.path_map)
+    content = translate(download.content_path, paths.path_map)
+    bases: list[Path] = []
+    for base in (save, content, content.parent if content else None):
+        if base is not None and base not in bases:
+            bases.append(base)
+    if not bases:
+        raise fs.SourceMissing(f"download {download.id} has no save path yet")
+    # qBittorrent's file names are relative to save_path; a plan may also be relative to content_path.
+    candidates = [base / relative for base in bases]
+    chosen = next((c for c in candidates if os.path.lexists(c)), candidates[0])
+    if not fs.inside(chosen, paths.downloads):
+        raise UnsafePath(f"source {chosen} is outside the downloads directory {paths.downloads}")
+    return chosen
+
+
+def episodes_on_disk(directory: Path) -> dict[tuple[int, int], list[Path]]:
+    """Episodes present as video files in one season folder, by (season, episode)."""
+    found: dict[tuple[int, int], list[Path]] = {}
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        if os.path.splitext(entry.name)[1].lower() not in VIDEO_EXTENSIONS:
+            continue
+        for key in episode_numbers(entry.name):
+            found.setdefault(key, []).append(Path(entry.path))
+    return found
+
+
+@dataclass
+class Inspection:
+    """A plan checked against the disk: statuses set, sources resolved, problems listed."""
+
+    plan: Plan
+    sources: dict[int, tuple[Path, fs.SourceStat]] = field(default_factory=dict)   # item index ->
+    targets: dict[int, Path] = field(default_factory=dict)                         # item index ->
+    collisions: list[str] = field(default_factory=list)
+    unsafe: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    own_copies: dict[str, tuple[int, int | None, int | None]] = field(default_factory=dict)
+    # ^ dst_path -> (inode of a live copy, its source's dev, its source's inode)
+
+    def reasons(self) -> list[Reason]:
+        """The blocking reasons a human must see before this plan may be applied."""
+        reasons = []
+        if self.unsafe:
+            reasons.append(Reason("unsafe_path", "unsafe target or source: " + _listed(self.unsafe),
+                                  blocking=True))
+        if self.missing:
+            reasons.append(Reason("source_missing", "source files are missing: " + _listed(self.missing),
+                                  blocking=True))
+        if self.collisions:
+            reasons.append(Reason("collision", "a different file already holds: " + _listed(self.collisions),
+                                  blocking=True))
+        return reasons
+
+    def laid(self) -> list[int]:
+        """Indexes of the items that will be journaled (planned, exists or skipped)."""
+        return [i for i in self.targets if self.plan.items[i].status in (PLANNED, EXISTS, SKIPPED)]
+
+
+def _listed(values: list[str]) -> str:
+    shown = ", ".join(values[:_MAX_LISTED])
+    return shown + (f" and {len(values) - _MAX_LISTED} more" if len(values) > _MAX_LISTED else "")
+
+
+def inspect(
+    download: Download, plan: Plan, paths: PathsConfig, roots: Mapping[str, Path], *,
+    merge: bool, own_copies: Mapping[str, tuple[int, int | None, int | None]] | None = None,
+) -> Inspection:
+    """Resolve every target and source and compare with the disk; never writes anything."""
+    result = Inspection(plan=plan, own_copies=dict(own_copies or {}))
+    items = list(plan.items)
+    seen: dict[Path, int] = {}
+    season_dirs: dict[Path, dict[tuple[int, int], list[Path]]] = {}
+    for index, item in enumerate(items):
+        if item.role not in LAID_ROLES or not item.target or not item.library or item.status == COLLISION:
+            continue  # naming left it unplaced, or already reports the clash (layout_reasons)
+        root = roots.get(item.library)
+        try:
+            if root is None:
+                raise UnsafePath(f"unknown library {item.library!r}")
+            dst = resolve_target(root, item.target)
+            src = source_path(download, item.source, paths)
+        except UnsafePath as exc:
+            result.unsafe.append(exc.message)
+            continue
+        except JellybitError as exc:
+            result.missing.append(exc.message)
+            continue
+        try:
+            src_stat = fs.stat_source(src)
+        except JellybitError as exc:
+            result.missing.append(exc.message)
+            continue
+        if dst in seen:
+            result.collisions.append(f"{dst} (planned twice)")
+            items[index] = item.with_(status=COLLISION, note="another file of this plan has the same target")
+            continue
+        seen[dst] = index
+        result.sources[index] = (src, src_stat)
+        result.targets[index] = dst
+        items[index] = _compare(item, src_stat, dst, merge, result.own_copies, season_dirs)
+        if items[index].status == COLLISION:
+            result.collisions.append(str(dst))
+    skipped_videos = {i.source for i in items if i.role is Role.VIDEO and i.status == SKIPPED}
+    for index, item in enumerate(items):
+        if item.attached_to in skipped_videos and item.status in (PLANNED, COLLISION):
+            if item.status == COLLISION:
+                result.collisions.remove(str(result.targets[index]))
+            items[index] = item.with_(status=SKIPPED, note="its video is already present")
+    result.plan = Plan(items=tuple(items), folder=plan.folder)
+    return result
+
+
+def _compare(
+    item: PlanItem, src: fs.SourceStat, dst: Path, merge: bool,
+    own_copies: Mapping[str, tuple[int, int | None, int | None]],
+    season_dirs: dict[Path, dict[tuple[int, int], list[Path]]],
+) -> PlanItem:
+    try:
+        st = os.lstat(dst)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        return item.with_(status=COLLISION, note="a file stands where a folder of the target should be")
+    if st is not None:
+        if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (src.dev, src.ino):
+            return item.with_(status=EXISTS, note="already linked")
+        if stat.S_ISREG(st.st_mode) and own_copies.get(str(dst)) == (st.st_ino, src.dev, src.ino):
+            return item.with_(status=EXISTS, note="already copied by an earlier batch")
+        if merge:
+            return item.with_(status=SKIPPED, note="already present as another file")
+        return item.with_(status=COLLISION, note="a different file is there")
+    if merge and item.role is Role.VIDEO and item.season is not None and item.episodes:
+        present = season_dirs.setdefault(dst.parent, episodes_on_disk(dst.parent))
+        if all((item.season, e) in present for e in item.episodes):
+            names = sorted({p.name for e in item.episodes for p in present[(item.season, e)]})
+            return item.with_(status=SKIPPED, note="already present as " + ", ".join(names))
+    return item.with_(status=PLANNED)
