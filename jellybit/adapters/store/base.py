@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -29,10 +29,10 @@ class Migration:
     sql: str
 
 
-def load_migrations() -> list[Migration]:
-    """Return the package's migrations (`NNNN_name.sql`) in version order."""
+def load_migrations(package: str = "jellybit.migrations") -> list[Migration]:
+    """Return a package's migrations (`NNNN_name.sql`) in version order."""
     found: list[Migration] = []
-    for entry in resources.files("jellybit.migrations").iterdir():
+    for entry in resources.files(package).iterdir():
         filename = entry.name
         if not filename.endswith(".sql"):
             continue
@@ -140,19 +140,24 @@ class StoreBase:
         rows = await self.fetchall("SELECT version FROM schema_migration ORDER BY version")
         return [r["version"] for r in rows]
 
-    async def migrate(self) -> list[int]:
+    async def migrate(self, migrations: Sequence[Migration] | None = None) -> list[int]:
         """Apply pending migrations in order, each with its bookkeeping row in one transaction."""
+        pending = sorted(load_migrations() if migrations is None else migrations, key=lambda m: m.version)
         async with self.write() as conn:
             await conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migration ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
-        done = set(await self.applied_migrations())
         applied: list[int] = []
-        for migration in load_migrations():
-            if migration.version in done:
-                continue
+        for migration in pending:
             async with self.write() as conn:
+                # Checked inside the write transaction: another process (the CLI, a second
+                # worker) may have applied it since we looked.
+                async with conn.execute(
+                    "SELECT 1 FROM schema_migration WHERE version = ?", (migration.version,)
+                ) as cursor:
+                    if await cursor.fetchone() is not None:
+                        continue
                 for statement in split_statements(migration.sql):
                     await conn.execute(statement)
                 await conn.execute(
