@@ -1,0 +1,259 @@
+"""Release-name parser: guessit's reading plus Jellybit's corrections where guessit is weak."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from guessit import guessit
+
+from jellybit.core import release_fixes as fixes
+
+log = logging.getLogger(__name__)
+
+MAX_PARSE_CHARS = 400          # longer names are cut before parsing (the name itself is kept)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+class MediaKind:
+    """The values of `Release.media_type`."""
+
+    MOVIE = "movie"
+    EPISODE = "episode"
+    SEASON_PACK = "season_pack"
+
+
+@dataclass(frozen=True)
+class Release:
+    """What a release name says; every field may be missing."""
+
+    name: str
+    media_type: str | None                   # movie | episode | season_pack | None
+    title: str | None
+    year: int | None = None
+    season: int | None = None
+    episodes: tuple[int, ...] = ()
+    absolute_episodes: tuple[int, ...] = ()
+    air_date: str | None = None              # ISO date of a daily show
+    alternative_titles: tuple[str, ...] = ()
+    seasons: tuple[int, ...] = ()            # every season a pack covers
+    part: int | None = None
+    episode_title: str | None = None
+    complete: bool = False                   # "Complete Series" and friends
+    special: bool = False                    # SP / OVA / OAD / S00
+    screen_size: str | None = None
+    source: str | None = None
+    release_group: str | None = None
+    languages: tuple[str, ...] = ()          # audio language hints (ISO 639-1 where known)
+    subtitle_languages: tuple[str, ...] = ()
+    corrections: tuple[str, ...] = ()        # which of Jellybit's corrections changed guessit's reading
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping: the `jellybit parse` keys first, then the rest."""
+        data = asdict(self)
+        for key, value in data.items():
+            if isinstance(value, tuple):
+                data[key] = list(value)
+        return data
+
+    def titles(self) -> tuple[str, ...]:
+        """The title followed by every alternative title, without repeats."""
+        seen: dict[str, None] = {}
+        for title in (self.title, *self.alternative_titles):
+            if title and title.casefold() not in {s.casefold() for s in seen}:
+                seen[title] = None
+        return tuple(seen)
+
+
+def _listify(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _language_code(value: Any) -> str | None:
+    for attr in ("alpha2", "alpha3"):
+        try:
+            code = getattr(value, attr)
+        except Exception:  # babelfish raises its own errors for codes without that form
+            continue
+        if code:
+            return str(code)
+    return None
+
+
+def _guess(text: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    try:
+        return dict(guessit(text, dict(options or {})))
+    except Exception as exc:  # guessit is third-party code on hostile input: never let it escape
+        log.warning("guessit failed on a release name: %s", exc)
+        return {}
+
+
+def _reading(text: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """Turn guessit's answer into the plain working form the corrections edit."""
+    date = raw.get("date")
+    episodes = [e for e in _listify(raw.get("episode")) if isinstance(e, int)]
+    seasons = [s for s in _listify(raw.get("season")) if isinstance(s, int)]
+    title = raw.get("title")
+    alternatives = [str(a) for a in _listify(raw.get("alternative_title"))]
+    return {
+        "text": text,
+        "type": raw.get("type"),
+        "title": str(title) if title else None,
+        "alternative_titles": alternatives,
+        "year": raw.get("year") if isinstance(raw.get("year"), int) else None,
+        "seasons": seasons,
+        "episodes": episodes,
+        "absolute_episodes": [],
+        "air_date": date.isoformat() if hasattr(date, "isoformat") else None,
+        "part": raw.get("part") if isinstance(raw.get("part"), int) else None,
+        "episode_title": str(raw["episode_title"]) if raw.get("episode_title") else None,
+        "other": [str(o) for o in _listify(raw.get("other"))],
+        "episode_details": [str(o) for o in _listify(raw.get("episode_details"))],
+        "screen_size": str(raw["screen_size"]) if raw.get("screen_size") else None,
+        "source": str(_listify(raw.get("source"))[0]) if raw.get("source") else None,
+        "release_group": str(raw["release_group"]) if raw.get("release_group") else None,
+        "crc32": raw.get("crc32"),
+        "cd": raw.get("cd") if isinstance(raw.get("cd"), int) else None,
+        "languages": [c for c in map(_language_code, _listify(raw.get("language"))) if c],
+        "subtitle_languages": [c for c in map(_language_code, _listify(raw.get("subtitle_language"))) if c],
+        "corrections": [],
+    }
+
+
+def _media_type(r: dict[str, Any]) -> str | None:
+    numbered = r["episodes"] or r["absolute_episodes"] or r["air_date"]
+    if r["type"] == "movie":
+        return MediaKind.MOVIE if r["title"] else None
+    if numbered:
+        batch = len(r["episodes"]) + len(r["absolute_episodes"]) > 1 and (r["complete"] or r["batch"])
+        return MediaKind.SEASON_PACK if batch else MediaKind.EPISODE
+    if r.get("one_special") and not (r["complete"] or r["batch"]):
+        return MediaKind.EPISODE
+    if r["seasons"] or r["complete"] or r["special"]:
+        return MediaKind.SEASON_PACK
+    return None
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_release(name: str) -> Release:
+    """Parse one release name (a torrent name or a file path); never raises, always the same answer."""
+    text = " ".join(_CONTROL.sub(" ", str(name)).split())[:MAX_PARSE_CHARS]
+    if not text.strip(" ./\\-_[]()"):
+        return Release(name=name, media_type=None, title=None)
+    reading = _reading(text, _guess(text))
+    reading = fixes.apply_all(reading, _guess)
+    seasons = sorted(set(reading["seasons"]))
+    return Release(
+        name=name,
+        media_type=_media_type(reading),
+        title=reading["title"],
+        year=reading["year"],
+        season=seasons[0] if len(seasons) == 1 else None,
+        episodes=tuple(sorted(set(reading["episodes"]))),
+        absolute_episodes=tuple(sorted(set(reading["absolute_episodes"]))),
+        air_date=reading["air_date"],
+        alternative_titles=tuple(dict.fromkeys(
+            a for a in reading["alternative_titles"] if a and a != reading["title"]
+        )),
+        seasons=tuple(seasons),
+        part=reading["part"],
+        episode_title=reading["episode_title"],
+        complete=reading["complete"],
+        special=reading["special"],
+        screen_size=reading["screen_size"],
+        source=reading["source"],
+        release_group=reading["release_group"],
+        languages=tuple(dict.fromkeys(reading["languages"])),
+        subtitle_languages=tuple(dict.fromkeys(reading["subtitle_languages"])),
+        corrections=tuple(reading["corrections"]),
+    )
+
+
+# ------------------------------------------------------------------------------------------- many names
+
+_DIGITS = re.compile(r"\d+")
+_NUMBER_FIELDS = ("seasons", "episodes", "absolute_episodes")
+
+
+def _positions(digits: list[str], value: int) -> set[int]:
+    return {i for i, d in enumerate(digits) if int(d) == value}
+
+
+def _derive_map(a: Release, b: Release) -> dict[tuple[str, int], int] | None:
+    """Which digit run of the name each number of `a` came from, confirmed by `b`; None if unclear."""
+    if replace(a, name="", **{f: () for f in _NUMBER_FIELDS}, season=None, part=None) != replace(
+        b, name="", **{f: () for f in _NUMBER_FIELDS}, season=None, part=None
+    ):
+        return None
+    da, db = _DIGITS.findall(a.name), _DIGITS.findall(b.name)
+    varying = {i for i, (x, y) in enumerate(zip(da, db, strict=True)) if x != y}
+    if a.year is not None and _positions(da, a.year) & varying:
+        return None
+    mapping: dict[tuple[str, int], int] = {}
+    for field_name in (*_NUMBER_FIELDS, "part"):
+        va = getattr(a, field_name)
+        vb = getattr(b, field_name)
+        va = (va,) if isinstance(va, int) or va is None else va
+        vb = (vb,) if isinstance(vb, int) or vb is None else vb
+        if len(va) != len(vb):
+            return None
+        for k, (x, y) in enumerate(zip(va, vb, strict=True)):
+            if x is None or y is None:
+                if x != y:
+                    return None
+                continue
+            common = _positions(da, x) & _positions(db, y)
+            if len(common) == 1:
+                mapping[(field_name, k)] = common.pop()
+            elif x != y or common & varying:
+                return None
+    return mapping
+
+
+def _derive(a: Release, mapping: dict[tuple[str, int], int], name: str) -> Release:
+    digits = _DIGITS.findall(name)
+    values: dict[str, Any] = {}
+    for field_name in (*_NUMBER_FIELDS, "part"):
+        current = getattr(a, field_name)
+        items = [current] if field_name == "part" else list(current)
+        for (f, k), position in mapping.items():
+            if f == field_name:
+                items[k] = int(digits[position])
+        values[field_name] = items[0] if field_name == "part" else tuple(sorted(set(items)))
+    seasons = values["seasons"]
+    return replace(a, name=name, season=seasons[0] if len(seasons) == 1 else None, **values)
+
+
+def parse_many(names: Sequence[str]) -> list[Release]:
+    """Parse many names; names that differ only in their digits share one checked guessit reading.
+
+    A 2,000-episode pack would take guessit half a minute name by name. For each template (the name
+    with its digits blanked) three members are parsed for real; when the numbers of the last follow
+    from the first by its digit runs alone, and the middle one agrees, the rest are derived that way.
+    """
+    out: list[Release | None] = [None] * len(names)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, name in enumerate(names):
+        groups[re.sub(r"\d", "#", name)].append(index)   # digit counts kept: guessit reads 4 digits as years
+    for members in groups.values():
+        if len(members) < 4:
+            for index in members:
+                out[index] = parse_release(names[index])
+            continue
+        first, middle, last = members[0], members[len(members) // 2], members[-1]
+        a, m, b = (parse_release(names[i]) for i in (first, middle, last))
+        mapping = _derive_map(a, b)
+        if mapping is None or _derive(a, mapping, names[middle]) != m:
+            for index in members:
+                out[index] = parse_release(names[index])
+            continue
+        for index in members:
+            out[index] = {first: a, middle: m, last: b}.get(index) or _derive(a, mapping, names[index])
+    return [r for r in out if r is not None]
