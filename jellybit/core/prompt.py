@@ -18,7 +18,8 @@ MAX_HINT_CHARS = 400
 MAX_HINTS_CHARS = 2_000
 MAX_PARSED_CHARS = 1_500
 MAX_PATH_CHARS = 240
-MAX_FILES_CHARS = 12_000
+MAX_FILES_CHARS = 10_000
+PROMPT_CHAR_CEILING = 22_000     # both messages, schema included, whatever the torrent holds
 MIN_RUN = 3                      # sibling files collapsed into one line from this many on
 
 VIDEO = "video"
@@ -89,7 +90,13 @@ def _cap(text: str, limit: int) -> str:
 
 def _quote(text: str, limit: int) -> str:
     """JSON-quote untrusted free text (newlines stay as \\n), unsafe characters escaped."""
-    return json.dumps(_UNSAFE_IN_QUOTES.sub(_escape, _cap(text, limit)), ensure_ascii=False)
+    capped = _cap(text, limit)
+    while True:
+        quoted = json.dumps(_UNSAFE_IN_QUOTES.sub(_escape, capped), ensure_ascii=False)
+        if len(quoted) <= limit + 2 or len(capped) <= 16:
+            return quoted
+        # Escapes (\n, \") made it longer than the cap: shrink the text until the quote fits.
+        capped = _cap(text, max(16, len(capped) * limit // len(quoted) - 1))
 
 
 def human_size(size: int) -> str:

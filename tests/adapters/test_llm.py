@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import traceback
@@ -12,6 +13,7 @@ import pytest
 from jellybit.adapters.llm import OpenAiLlm
 from jellybit.config import LlmConfig
 from jellybit.core.ports import LlmQuestion, PromptFile
+from jellybit.core.prompt import PROMPT_CHAR_CEILING
 from jellybit.errors import AdapterError
 from tests.support.fake_openai import FakeOpenAI, Step, file_entry, llm_answer
 from tests.support.services import free_port
@@ -120,6 +122,21 @@ async def test_cyrillic_context_and_answer_round_trip(fake_openai: FakeOpenAI, m
     assert answer.files[0].path == "Брат 2/Брат.2.2000.BDRip.avi"
     assert answer.files[0].work_title == "Брат 2"
     assert "Брат 2" in answer.raw
+
+
+async def test_the_worst_case_prompt_stays_under_the_ceiling(fake_openai: FakeOpenAI,
+                                                             make_llm: MakeLlm) -> None:
+    """Everything at its cap, JSON mode (schema in the prompt), 3,000 unrelated 4 KB names."""
+    files = tuple(PromptFile(f"{i:x}" + "д" * 4000 + hashlib.sha1(str(i).encode()).hexdigest() + ".mkv",
+                             10**12, "video") for i in range(3_000))
+    question = LlmQuestion(name='"' * 9_999, context="строка\n" * 9_999, files=files,
+                           hints=tuple("\n" * 999 for _ in range(50)), parsed={"t": "x" * 9_999})
+    fake_openai.reject_json_schema()
+    fake_openai.reply(llm_answer(None, None, None, []))
+    await make_llm(max_prompt_files=100_000).ask(question)
+    body = fake_openai.requests[-1]
+    assert body["response_format"] == {"type": "json_object"}
+    assert sum(len(m["content"]) for m in body["messages"]) < PROMPT_CHAR_CEILING
 
 
 # ---------------------------------------------------------------- fallbacks
