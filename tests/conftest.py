@@ -14,6 +14,7 @@ pytest_plugins = [
     "tests.support.fake_openai",
     "tests.support.qbittorrent",
     "tests.support.media",
+    "tests.support.engine",
 ]
 
 

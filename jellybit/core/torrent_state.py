@@ -1,0 +1,89 @@
+"""Reading qBittorrent's view of a torrent: its state strings, completion, and the worker's index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from jellybit.core.ports import TorrentInfo
+
+# qBittorrent 4.x and 5.x state strings (5.x renamed paused* to stopped* and added forcedMetaDL).
+ERROR_STATES = frozenset({"error", "missingFiles"})
+METADATA_STATES = frozenset({"metaDL", "forcedMetaDL"})
+BUSY_STATES = frozenset({"moving", "checkingUP", "checkingDL", "checkingResumeData", "allocating",
+                         "unknown"})
+HELD_STATES = frozenset({"pausedDL", "pausedUP", "stoppedDL", "stoppedUP", "queuedDL", "queuedUP"})
+
+
+def is_error(torrent: TorrentInfo) -> bool:
+    """qBittorrent gave up on the torrent (I/O error, files missing)."""
+    return torrent.state in ERROR_STATES
+
+
+def lacks_metadata(torrent: TorrentInfo) -> bool:
+    """A magnet whose metadata has not arrived yet (no file list, no size)."""
+    return torrent.state in METADATA_STATES or (torrent.total_size <= 0 and torrent.size <= 0
+                                                 and torrent.progress < 1)
+
+
+def is_complete(torrent: TorrentInfo) -> bool:
+    """Every wanted byte is there and qBittorrent is not moving or checking the files."""
+    return (torrent.progress >= 1 and torrent.state not in BUSY_STATES
+            and not is_error(torrent) and not lacks_metadata(torrent))
+
+
+def can_stall(torrent: TorrentInfo) -> bool:
+    """The torrent is meant to be making progress (not held, checked, or waiting for metadata)."""
+    return not (torrent.state in HELD_STATES or torrent.state in BUSY_STATES
+                or lacks_metadata(torrent) or is_error(torrent) or torrent.progress >= 1)
+
+
+def view_fields(torrent: TorrentInfo) -> dict[str, object]:
+    """The download columns the views show, taken from qBittorrent (paths as it reports them)."""
+    size = torrent.total_size if torrent.total_size > 0 else torrent.size
+    fields: dict[str, object] = {
+        "progress": round(torrent.progress, 6),
+        "dl_speed": max(torrent.dlspeed, 0),
+        "eta": torrent.eta,
+        "torrent_state": torrent.state,
+        "total_size": size if size > 0 else None,
+    }
+    if torrent.content_path:
+        fields["content_path"] = torrent.content_path
+    if torrent.save_path:
+        fields["save_path"] = torrent.save_path
+    return fields
+
+
+def _age_key(torrent: TorrentInfo) -> tuple[bool, int, str]:
+    return (torrent.added_on is None, torrent.added_on or 0, torrent.hash)
+
+
+class TorrentIndex:
+    """One poll's torrents indexed by real infohash and by tag (O(1) matching per download).
+
+    Matching follows the one rule: a real infohash (v1 or v2) first, then the per-download
+    tag; a hybrid's `hash` field (its truncated v2 hash) is never matched on its own.
+    """
+
+    def __init__(self, torrents: Mapping[str, TorrentInfo] | Iterable[TorrentInfo]) -> None:
+        values = torrents.values() if isinstance(torrents, Mapping) else torrents
+        self.torrents: tuple[TorrentInfo, ...] = tuple(values)
+        self._by_hash: dict[str, TorrentInfo] = {}
+        self._by_tag: dict[str, TorrentInfo] = {}
+        # Like core.matching.match_torrent: of several torrents with one tag, the oldest wins.
+        for torrent in sorted(self.torrents, key=_age_key):
+            for value in torrent.hashes():
+                self._by_hash.setdefault(value, torrent)
+            for tag in torrent.tags:
+                self._by_tag.setdefault(tag, torrent)
+
+    def __len__(self) -> int:
+        return len(self.torrents)
+
+    def find(self, hashes: Iterable[str], tag: str | None = None) -> TorrentInfo | None:
+        """The torrent holding one of these infohashes, else the one carrying the tag."""
+        for value in sorted(hashes):
+            found = self._by_hash.get(value)
+            if found is not None:
+                return found
+        return self._by_tag.get(tag) if tag else None

@@ -1,0 +1,365 @@
+"""The one in-process API every transport calls (MQTT, CLI, panel, Telegram).
+
+Each method validates its arguments and the download's state *before* any side effect,
+runs under the download's lock (so it never interleaves with a poll or a pipeline stage of
+the same download), and returns a frozen result or raises a domain error from
+`jellybit.errors`: NotFound (unknown or malformed id), InvalidState ("<command> is not
+possible in state X"), InvalidArgument, Conflict, ConfirmationRequired, AdapterError.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping
+from contextlib import AsyncExitStack
+from datetime import timedelta
+from typing import Any
+
+from jellybit import __version__, clock, ident
+from jellybit.adapters.store import Store
+from jellybit.config import Config, WorkerConfig
+from jellybit.core.models import Download
+from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
+from jellybit.engine import ingest as ingest_module
+from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.results import (
+    AddResult,
+    DownloadDetail,
+    DownloadPage,
+    QbittorrentStatus,
+    Status,
+    Summary,
+    TitleDeleteOutcome,
+    UndoOutcome,
+)
+from jellybit.engine.validation import (
+    PROVIDERS,
+    clean_optional,
+    clean_required,
+    parse_until,
+    validate_overrides,
+)
+from jellybit.engine.worker import Worker
+from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument, InvalidState, NotFound
+
+UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
+RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
+MAX_LIST_LIMIT = 500
+MAX_HINT_CHARS = 2000
+MAX_REASON_CHARS = 500
+
+
+def retry_target(current: State, stopped_at: State | None) -> State:
+    """The stage a retry resumes: where the download stopped, as the transition table allows.
+
+    Download-stage failures resume at `queued`: the worker looks for the torrent in
+    qBittorrent first and re-adds it only when it is not there.
+    """
+    if stopped_at in (State.QUEUED, State.DOWNLOADING, None):
+        wanted = State.QUEUED
+    elif stopped_at in (State.RECOGNIZING, State.REVIEW):
+        wanted = State.RECOGNIZING
+    else:  # applying, or a laid-out state (undo came from done / target_missing / orphaned)
+        wanted = State.APPLYING
+    for target in (wanted, State.RECOGNIZING, State.QUEUED):
+        if can_transition(current, target):
+            return target
+    raise InvalidState(f"retry is not possible in state {current}")
+
+
+class Commands:
+    """Every command of spec §7, over the store, the worker and the layouter."""
+
+    def __init__(self, store: Store, bus: EventBus, worker: Worker, *,
+                 worker_config: WorkerConfig | None = None, tag_prefix: str | None = None) -> None:
+        self.store = store
+        self.bus = bus
+        self.worker = worker
+        self.serial = worker.serial
+        self.layouter = worker.layouter
+        self.max_torrent_bytes = (worker_config or worker.config).max_torrent_bytes
+        self.tag_prefix = tag_prefix if tag_prefix is not None else worker.qbt.tag_prefix
+
+    @classmethod
+    def from_config(cls, config: Config, store: Store, bus: EventBus, worker: Worker) -> Commands:
+        """Build the commands for a configured worker."""
+        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix)
+
+    # ------------------------------------------------------------ helpers
+
+    async def _load(self, download_id: object) -> Download:
+        return await self.store.get_download(ident.parse_id(download_id))
+
+    @staticmethod
+    def _require(download: Download, states: Iterable[State], command: str) -> None:
+        if download.state not in set(states):
+            raise InvalidState(f"{command} is not possible in state {download.state}")
+
+    # ------------------------------------------------------------ add
+
+    async def add(self, *, source: str | None = None, torrent: bytes | None = None,
+                  context: str = "") -> AddResult:
+        """Accept a magnet, URL, infohash or .torrent; joins the active download with the same hash."""
+        result = await ingest_module.ingest(
+            self.store, source=source, torrent=torrent, context=context,
+            max_torrent_bytes=self.max_torrent_bytes, tag_prefix=self.tag_prefix, actor=Actor.HUMAN,
+        )
+        download = result.download
+        if result.created:
+            self.bus.publish(Event(EventType.ADDED, download.id, name=download.display_name,
+                                   to_state=download.state, reason="added", actor=Actor.HUMAN))
+        elif result.added_hashes:
+            self.bus.publish(Event(EventType.DOWNLOAD_UPDATED, download.id, name=download.display_name,
+                                   to_state=download.state, data={"infohashes": list(result.added_hashes)}))
+        self.worker.wake()
+        return AddResult(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
+
+    # ------------------------------------------------------------ review decisions
+
+    async def apply(self, download_id: object, *, candidate_id: object = None,
+                    overrides: Mapping[str, Any] | None = None) -> Download:
+        """review → applying: lay out now (a human decided), optionally with a candidate and overrides."""
+        download = await self._load(download_id)
+        chosen = ident.parse_id(candidate_id, "candidate") if candidate_id is not None else None
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "apply")
+            recognition = await self.store.current_recognition(download.id)
+            sources = {i.source for i in recognition.plan.items} if recognition else set()
+            pinned = validate_overrides(overrides, sources) if overrides else {}
+            offered = {c.id for c in recognition.candidates} if recognition else set()
+            if chosen is not None and chosen not in offered:
+                raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
+            if chosen is not None:
+                await self.store.choose_candidate(download.id, chosen)
+            if pinned:
+                await self.store.set_overrides(download.id, pinned)
+            download = await self.serial.change(download.id, State.APPLYING, reason="apply",
+                                                actor=Actor.HUMAN, expected=State.REVIEW)
+            self.worker.start_stage(download, mode="human")
+        return download
+
+    async def refine(self, download_id: object, *, hint: object) -> Download:
+        """review → recognizing with one more hint (kept for every later recognition)."""
+        download = await self._load(download_id)
+        text = clean_required(hint, limit=MAX_HINT_CHARS, what="the hint")
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "refine")
+            await self.store.add_hint(download.id, text)
+            download = await self.serial.change(download.id, State.RECOGNIZING, reason="refine: hint added",
+                                                actor=Actor.HUMAN, expected=State.REVIEW)
+            self.worker.start_stage(download)
+        return download
+
+    async def reject(self, download_id: object, *, reason: object = None) -> Download:
+        """review → cancelled: nothing is laid out."""
+        download = await self._load(download_id)
+        why = clean_optional(reason, limit=MAX_REASON_CHARS, what="the reason")
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "reject")
+            return await self.serial.change(download.id, State.CANCELLED,
+                                            reason=f"reject: {why}" if why else "reject",
+                                            actor=Actor.HUMAN, expected=State.REVIEW)
+
+    async def defer(self, download_id: object, *, until: object = None, hours: object = None) -> Download:
+        """Stay in review, without notifications until a time (`until` RFC 3339, or `hours` from now)."""
+        download = await self._load(download_id)
+        if (until is None) == (hours is None):
+            raise InvalidArgument("give exactly one of 'until' or 'hours'")
+        if hours is not None:
+            if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 < hours <= 24 * 365:
+                raise InvalidArgument("'hours' must be a number above 0 and at most 8760")
+            moment = clock.utcnow() + timedelta(hours=float(hours))
+        else:
+            moment = parse_until(until)
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "defer")
+            download = await self.store.update_download(download.id, defer_until=clock.format_time(moment))
+        self.bus.publish(Event(EventType.DOWNLOAD_UPDATED, download.id, name=download.display_name,
+                               to_state=download.state, actor=Actor.HUMAN,
+                               data={"defer_until": download.defer_until}))
+        return download
+
+    # ------------------------------------------------------------ after layout
+
+    async def undo(self, download_id: object) -> UndoOutcome:
+        """Remove the download's surplus links; → reverted only when the layouter says complete."""
+        download = await self._load(download_id)
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, UNDOABLE, "undo")
+            result = await self.layouter.undo(download)
+            if result.complete:
+                download = await self.serial.change(
+                    download.id, State.REVERTED, reason=f"undo: {len(result.removed)} links removed",
+                    actor=Actor.HUMAN, expected=download.state,
+                )
+        return UndoOutcome(download, tuple(result.removed), tuple(result.refused), result.complete)
+
+    async def relink(self, download_id: object) -> Download:
+        """target_missing → applying → done: lay the vanished library files again."""
+        download = await self._load(download_id)
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.TARGET_MISSING,), "relink")
+            download = await self.serial.change(download.id, State.APPLYING, reason="relink",
+                                                actor=Actor.HUMAN, expected=State.TARGET_MISSING,
+                                                reactivate=True)
+            self.worker.start_stage(download, mode="relink")
+        return download
+
+    async def retry(self, download_id: object) -> Download:
+        """failed / cancelled / reverted → the stage where it stopped (Conflict if a hash is taken)."""
+        download = await self._load(download_id)
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, RETRYABLE, "retry")
+            history = await self.store.transitions(download.id)
+            into = [t for t in history if t.to_state is download.state]
+            target = retry_target(download.state, into[-1].from_state if into else None)
+            # The guard runs inside the same transaction as the change: nothing happens on Conflict.
+            download = await self.serial.change(
+                download.id, target, reason="retry", actor=Actor.HUMAN, expected=download.state,
+                reactivate=True, fields={"error_code": None, "error_msg": None, "source_miss_count": 0,
+                                         "retried_at": clock.now()},
+            )
+            self.worker.start_stage(download)
+        return download
+
+    async def cancel(self, download_id: object, *, delete_data: bool = False,
+                     confirm: bool = False) -> Download:
+        """Any active state → cancelled; the torrent and its data go only with delete_data AND confirm."""
+        download = await self._load(download_id)
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, ACTIVE_STATES, "cancel")
+            if delete_data and not confirm:
+                raise ConfirmationRequired("cancel with delete_data removes the torrent and its downloaded "
+                                           "files from qBittorrent; send confirm: true to do it")
+            reason = "cancel"
+            if delete_data:
+                torrent = await self.worker.find_torrent(download)
+                if torrent is not None:
+                    await self.worker.client.delete([torrent.hash], delete_files=True)
+                    reason = "cancel: torrent and data removed from qBittorrent"
+            return await self.serial.change(download.id, State.CANCELLED, reason=reason, actor=Actor.HUMAN,
+                                            expected=download.state)
+
+    async def delete_title(self, provider: object, provider_id: object, *, delete_torrents: bool = False,
+                           confirm: bool = False) -> TitleDeleteOutcome:
+        """Undo every download of a title (and with confirmation remove their torrents and data)."""
+        if provider not in PROVIDERS:
+            raise InvalidArgument(f"'provider' must be one of {', '.join(sorted(PROVIDERS))}")
+        key = clean_required(provider_id, limit=32, what="'provider_id'")
+        if delete_torrents and not confirm:
+            raise ConfirmationRequired("delete_title with delete_torrents removes the torrents and their "
+                                       "data from qBittorrent; send confirm: true to do it")
+        ids = await self.store.title_download_ids(str(provider), key)
+        if not ids:
+            raise NotFound(f"no laid-out title {provider}:{key}")
+        async with AsyncExitStack() as stack:
+            for member in sorted(ids):  # one global order: two multi-download commands never deadlock
+                await stack.enter_async_context(self.serial.serialized(member))
+            members = [await self.store.get_download(member) for member in ids]
+            busy = [m for m in members if m.state in ACTIVE_STATES]
+            if busy:
+                raise InvalidState(f"delete_title is not possible while download {busy[0].id} is in state "
+                                   f"{busy[0].state}; cancel it first")
+            torrents = {m.id: await self.worker.find_torrent(m) for m in members} if delete_torrents else {}
+            result = await self.layouter.delete_title(str(provider), key)  # type: ignore[attr-defined]
+            reverted = []
+            for member in members:
+                if member.id in result.reverted and can_transition(member.state, State.REVERTED):
+                    await self.serial.change(member.id, State.REVERTED, reason="delete title",
+                                             actor=Actor.HUMAN, expected=member.state)
+                    reverted.append(member.id)
+            deleted = []
+            for member_id in result.torrents:
+                torrent = torrents.get(member_id)
+                if torrent is not None:
+                    await self.worker.client.delete([torrent.hash], delete_files=True)
+                    deleted.append(member_id)
+        return TitleDeleteOutcome(
+            str(provider), key, tuple(reverted), tuple(deleted), tuple(result.removed_folders),
+            tuple(result.kept_folders), result.complete,
+        )
+
+    # ------------------------------------------------------------ reading
+
+    async def get(self, download_id: object) -> DownloadDetail:
+        """One download with its timeline, current recognition, hints, overrides and file links."""
+        download = await self._load(download_id)
+        links_for = getattr(self.store, "links_for_download", None)
+        return DownloadDetail(
+            download=download,
+            transitions=tuple(await self.store.transitions(download.id)),
+            recognition=await self.store.current_recognition(download.id),
+            hints=tuple(await self.store.hints(download.id)),
+            overrides=await self.store.overrides(download.id),
+            links=tuple(await links_for(download.id)) if links_for else (),
+        )
+
+    async def list(self, *, states: Iterable[object] | None = None, text: object = None,
+                   limit: int = 50, offset: int = 0) -> DownloadPage:
+        """Downloads newest first, filtered by states and a text search, with the total for paging."""
+        wanted = None
+        if states is not None:
+            if isinstance(states, str):
+                states = [states]
+            try:
+                wanted = [State(s) for s in states]
+            except ValueError:
+                raise InvalidArgument(f"unknown state in {builtins.list(states)!r}; states are "
+                                      + ", ".join(s.value for s in State)) from None
+        query = clean_optional(text, limit=200, what="the text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
+            raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidArgument("'offset' must be a whole number of at least 0")
+        items = await self.store.list_downloads(states=wanted, text=query, limit=limit, offset=offset)
+        total = await self.store.count_downloads(states=wanted, text=query)
+        return DownloadPage(tuple(items), total, limit, offset)
+
+    async def titles(self) -> builtins.list[Any]:
+        """The computed title groups (downloads sharing a matched provider id)."""
+        groups = getattr(self.layouter, "title_groups", None)
+        return builtins.list(await groups()) if callable(groups) else []
+
+    async def summary(self) -> Summary:
+        """Counts per state (every state present), active, in review and the review queue size."""
+        counts = {state.value: 0 for state in State}
+        for state, n in (await self.store.count_by_state()).items():
+            counts[state.value] = n
+        now = clock.now()
+        queue, offset = 0, 0
+        while True:
+            page = await self.store.list_downloads(states=[State.REVIEW], limit=MAX_LIST_LIMIT, offset=offset)
+            queue += sum(1 for d in page if not d.defer_until or d.defer_until <= now)
+            offset += len(page)
+            if len(page) < MAX_LIST_LIMIT:
+                break
+        return Summary(
+            states=counts, active=sum(counts[s.value] for s in ACTIVE_STATES),
+            downloading=counts[State.DOWNLOADING.value], in_review=counts[State.REVIEW.value],
+            failed=counts[State.FAILED.value], review_queue=queue,
+        )
+
+    async def status(self) -> Status:
+        """Is qBittorrent reachable (as the worker last saw it), and which versions run."""
+        health = self.worker.health
+        version = api = None
+        if health.reachable:
+            try:
+                app_version = getattr(self.worker.client, "app_version", None)
+                api_version = getattr(self.worker.client, "api_version", None)
+                version = await app_version() if callable(app_version) else None
+                api_tuple = await api_version() if callable(api_version) else None
+                api = ".".join(str(p) for p in api_tuple) if api_tuple else None
+            except AdapterError:
+                pass  # the next poll records it; the status shows the last known health
+        qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,
+                                torrents=health.torrents, version=version, api_version=api)
+        return Status(version=__version__, qbittorrent=qbt)

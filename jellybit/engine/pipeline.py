@@ -1,0 +1,249 @@
+"""The stages after the download: recognize → preview → decide → lay out, through the ports.
+
+`recognizing`: the file list comes from qBittorrent, the recognizer runs outside the download's
+lock, its draft is previewed by the layouter and stored as the current recognition; an
+automatic one (strong, confirmed match, no blocking reason, no preview reason) goes on to
+`applying`, anything else to `review` with its reasons. `applying` after a human's **apply**
+recognizes again without the LLM (the chosen candidate and the overrides win) and lays out
+even when not automatic; any other `applying` (automatic, retry, relink, recovery) lays out the
+current recognition. A collision sends the download back to review; an I/O error fails it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from jellybit.adapters.store import Store
+from jellybit.core.models import Download
+from jellybit.core.plan import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
+from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
+from jellybit.core.states import Actor, State
+from jellybit.engine.serial import Serializer
+from jellybit.errors import AdapterError, JellybitError
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
+
+RECOGNIZE = "recognize"
+APPLY = "apply"
+APPLY_MODES = frozenset({"plain", "human", "relink"})
+
+
+def merge_reasons(*groups: tuple[Reason, ...]) -> tuple[Reason, ...]:
+    """Concatenate reason tuples, keeping the first reason of each code."""
+    seen: set[str] = set()
+    merged: list[Reason] = []
+    for group in groups:
+        for reason in group:
+            if reason.code not in seen:
+                seen.add(reason.code)
+                merged.append(reason)
+    return tuple(merged)
+
+
+def review_reason(reasons: tuple[Reason, ...]) -> str:
+    """The one-line transition reason for a download sent to review."""
+    if not reasons:
+        return "needs a human decision"
+    return "needs review: " + ", ".join(r.code for r in reasons)
+
+
+class Pipeline:
+    """Runs the recognition and layout stages of downloads as serialized background tasks."""
+
+    def __init__(self, store: Store, serial: Serializer, client: TorrentClient,
+                 recognizer: Recognizer, layouter: Layouter) -> None:
+        self.store = store
+        self.serial = serial
+        self.client = client
+        self.recognizer = recognizer
+        self.layouter = layouter
+
+    # ------------------------------------------------------------ starting stages
+
+    def start_recognition(self, download_id: str, torrent_hash: str) -> bool:
+        """Recognize a download in `recognizing` whose torrent has this qBittorrent id."""
+        return self.serial.spawn(download_id, RECOGNIZE,
+                                 lambda: self._recognition_stage(download_id, torrent_hash))
+
+    def start_apply(self, download_id: str, *, mode: str = "plain") -> bool:
+        """Lay out a download in `applying`.
+
+        `mode`: "human" (after **apply**: recognize again without the LLM first), "relink"
+        (after **relink**: the layouter forgets vanished targets first) or "plain".
+        """
+        if mode not in APPLY_MODES:
+            raise ValueError(f"unknown apply mode {mode!r}")
+        return self.serial.spawn(download_id, APPLY, lambda: self._apply_stage(download_id, mode))
+
+    # ------------------------------------------------------------ recognizing
+
+    async def _recognition_stage(self, download_id: str, torrent_hash: str) -> None:
+        async with self.serial.serialized(download_id):
+            download = await self.store.find_download(download_id)
+            if download is None or download.state is not State.RECOGNIZING:
+                return
+            epoch = self.serial.epoch(download_id)
+            request = await self._request(download, files=())
+        async with self.serial.external(download_id):
+            try:
+                files = await self.client.files(torrent_hash)
+            except AdapterError as exc:
+                log.warning("cannot list the torrent's files yet: %s", exc.message,
+                            **for_download(download_id))
+                return  # the next poll starts the stage again
+            # Files left at priority 0 never complete and are not on disk: not part of the plan.
+            sources = tuple(SourceFile(f.name, f.size) for f in files if f.progress >= 1)
+            draft = await self._recognize(replace(request, files=sources))
+        async with self.serial.serialized(download_id):
+            current = await self.store.find_download(download_id)
+            if (current is None or current.state is not State.RECOGNIZING
+                    or self.serial.epoch(download_id) != epoch):
+                log.info("recognition result discarded: the download changed meanwhile",
+                         **for_download(download_id))
+                return
+            await self._decide(current, draft, human=False)
+
+    async def _request(self, download: Download, files: tuple[SourceFile, ...]) -> RecognitionRequest:
+        previous = await self.store.current_recognition(download.id)
+        hints = tuple(h.text for h in await self.store.hints(download.id))
+        overrides = await self.store.overrides(download.id)
+        return RecognitionRequest(download=download, files=files, hints=hints, overrides=overrides,
+                                  previous=previous)
+
+    async def _recognize(self, request: RecognitionRequest) -> RecognitionDraft:
+        """Run the recognizer; a crash becomes a draft that asks a human (never a failure)."""
+        download_id = request.download.id
+        if not request.files:
+            return RecognitionDraft(None, None, None, plan=_empty_plan(request), reasons=(
+                Reason("no_files", "qBittorrent lists no complete file for this torrent", blocking=True),))
+        try:
+            return await self.recognizer.recognize(request)
+        except Exception as exc:
+            log.exception("recognizer failed", **for_download(download_id))
+            message = exc.message if isinstance(exc, JellybitError) else f"{type(exc).__name__}: {exc}"
+            previous = request.previous
+            return RecognitionDraft(
+                previous.media_type if previous else None, previous.title if previous else None,
+                previous.year if previous else None, plan=_empty_plan(request),
+                reasons=(Reason("recognizer_error", f"recognition failed: {message}", blocking=True),),
+            )
+
+    async def _preview(self, download: Download, draft: RecognitionDraft) -> tuple[LayoutPreview, bool]:
+        """The layouter's preview; (preview, ok) where not ok means it could not compute targets."""
+        try:
+            return await self.layouter.preview(download, draft), True
+        except Exception as exc:
+            if not isinstance(exc, JellybitError | OSError):
+                log.exception("layout preview failed", **for_download(download.id))
+            message = exc.message if isinstance(exc, JellybitError) else str(exc)
+            reason = Reason("layout_preview", f"cannot compute the targets: {message}", blocking=True)
+            return LayoutPreview(plan=draft.plan, reasons=(reason,)), False
+
+    async def _decide(self, download: Download, draft: RecognitionDraft, *, human: bool) -> None:
+        """Store the previewed recognition, then lay out or ask a human (lock held)."""
+        preview, ok = await self._preview(download, draft)
+        reasons = merge_reasons(draft.reasons, preview.reasons)
+        stored = await self.store.save_recognition(
+            download.id, replace(_as_draft(draft), plan=preview.plan, reasons=reasons)
+        )
+        if human:
+            if not ok:
+                await self.serial.change(download.id, State.REVIEW, reason=review_reason(preview.reasons),
+                                         actor=Actor.WORKER, expected=State.APPLYING)
+                return
+            await self._lay_out(download, stored)
+            return
+        if draft.automatic and not preview.reasons:
+            download = await self.serial.change(
+                download.id, State.APPLYING, reason=f"automatic: {stored.provider} {stored.provider_id}",
+                actor=Actor.WORKER, expected=State.RECOGNIZING,
+            )
+            await self._lay_out(download, stored)
+        else:
+            await self.serial.change(download.id, State.REVIEW, reason=review_reason(reasons),
+                                     actor=Actor.WORKER, expected=State.RECOGNIZING)
+
+    # ------------------------------------------------------------ applying
+
+    async def _apply_stage(self, download_id: str, mode: str) -> None:
+        if mode != "human":
+            async with self.serial.serialized(download_id):
+                download = await self.store.find_download(download_id)
+                if download is None or download.state is not State.APPLYING:
+                    return
+                recognition = await self.store.current_recognition(download_id)
+                if recognition is None:
+                    await self.serial.change(download_id, State.REVIEW, reason="nothing recognized to apply",
+                                             actor=Actor.WORKER, expected=State.APPLYING)
+                    return
+                await self._lay_out(download, recognition, relink=mode == "relink")
+            return
+        async with self.serial.serialized(download_id):
+            download = await self.store.find_download(download_id)
+            if download is None or download.state is not State.APPLYING:
+                return
+            epoch = self.serial.epoch(download_id)
+            request = await self._request(download, files=())
+            previous = request.previous
+            files = tuple(SourceFile(i.source, i.size) for i in previous.plan.items) if previous else ()
+            chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
+            request = replace(request, files=files, chosen=chosen, use_llm=False)
+        async with self.serial.external(download_id):
+            draft = await self._recognize(request)
+        async with self.serial.serialized(download_id):
+            current = await self.store.find_download(download_id)
+            if (current is None or current.state is not State.APPLYING
+                    or self.serial.epoch(download_id) != epoch):
+                log.info("apply discarded: the download changed meanwhile", **for_download(download_id))
+                return
+            await self._decide(current, draft, human=True)
+
+    async def _lay_out(self, download: Download, recognition: Recognition, *, relink: bool = False) -> None:
+        """Apply the plan and settle the outcome (lock held, state `applying`)."""
+        relinker = getattr(self.layouter, "relink", None) if relink else None
+        try:
+            if callable(relinker):
+                result = await relinker(download, recognition)
+            else:
+                result = await self.layouter.apply(download, recognition)
+        except Exception as exc:
+            if not isinstance(exc, JellybitError | OSError):
+                log.exception("layout crashed", **for_download(download.id))
+            message = exc.message if isinstance(exc, JellybitError) else f"{type(exc).__name__}: {exc}"
+            await self._fail_layout(download.id, message)
+            return
+        if result.outcome == "done":
+            summary = (f"laid out: {result.linked} linked, {result.copied} copied, "
+                       f"{result.existing} already there, {result.skipped} skipped")
+            await self.serial.change(download.id, State.DONE, reason=summary, actor=Actor.WORKER,
+                                     expected=State.APPLYING, fields={"error_code": None, "error_msg": None})
+        elif result.outcome == "collision":
+            shown = ", ".join(result.collisions[:3]) + (" …" if len(result.collisions) > 3 else "")
+            await self.serial.change(download.id, State.REVIEW, reason=f"collision: {shown}",
+                                     actor=Actor.WORKER, expected=State.APPLYING)
+        else:
+            await self._fail_layout(download.id, result.message or f"layout outcome {result.outcome!r}")
+
+    async def _fail_layout(self, download_id: str, message: str) -> None:
+        await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",
+                                 actor=Actor.WORKER, expected=State.APPLYING,
+                                 fields={"error_code": "layout_io", "error_msg": message[:2000]})
+
+
+def _empty_plan(request: RecognitionRequest) -> Plan:
+    """Every file as ignored: the plan a human starts from when recognition could not run."""
+    return Plan(items=tuple(PlanItem(f.path, f.size, Role.IGNORED) for f in request.files))
+
+
+def _as_draft(draft: RecognitionDraft) -> RecognitionDraft:
+    """A plain draft (a recognizer may hand back a stored Recognition)."""
+    if type(draft) is RecognitionDraft:
+        return draft
+    return RecognitionDraft(
+        media_type=draft.media_type, title=draft.title, year=draft.year, plan=draft.plan,
+        original_title=draft.original_title, provider=draft.provider, provider_id=draft.provider_id,
+        confidence=draft.confidence, recommendation=draft.recommendation, reasons=draft.reasons,
+        raw_llm=draft.raw_llm, candidates=draft.candidates,
+    )

@@ -1,0 +1,101 @@
+"""What the commands return: frozen records a transport maps to its own payloads.
+
+State-changing commands (apply, refine, reject, defer, retry, cancel, relink) return the
+`Download` after the change; the others return one of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jellybit.adapters.store.recognitions import Hint
+from jellybit.core.models import Download, Transition
+from jellybit.core.plan import Recognition
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """`add`: the new download, or the active one the source joined (and the hashes it gained)."""
+
+    download: Download
+    created: bool
+    added_hashes: tuple[str, ...] = ()
+    settled_before: tuple[str, ...] = ()   # ids of settled downloads with a same hash ("seen before")
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    """`undo`: what was removed, what was refused and why; `complete` = the download is reverted."""
+
+    download: Download
+    removed: tuple[str, ...]
+    refused: tuple[tuple[str, str], ...]
+    complete: bool
+
+
+@dataclass(frozen=True)
+class TitleDeleteOutcome:
+    """`delete_title`: which downloads were reverted, whose torrents went, which folders."""
+
+    provider: str
+    provider_id: str
+    reverted: tuple[str, ...]
+    deleted_torrents: tuple[str, ...]
+    removed_folders: tuple[str, ...]
+    kept_folders: tuple[tuple[str, str], ...]
+    complete: bool
+
+
+@dataclass(frozen=True)
+class DownloadDetail:
+    """`get`: one download with its timeline, current recognition, hints, overrides and links."""
+
+    download: Download
+    transitions: tuple[Transition, ...]
+    recognition: Recognition | None
+    hints: tuple[Hint, ...]
+    overrides: dict[str, Any] = field(default_factory=dict)
+    links: tuple[Any, ...] = ()            # jellybit.core.links.FileLink rows
+
+
+@dataclass(frozen=True)
+class DownloadPage:
+    """`list`: one page of downloads (newest first) and how many match in total."""
+
+    items: tuple[Download, ...]
+    total: int
+    limit: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """`summary`: counts per state (every state present) and the dashboard numbers."""
+
+    states: dict[str, int]
+    active: int
+    downloading: int
+    in_review: int
+    failed: int
+    review_queue: int                      # in review and not deferred right now
+
+
+@dataclass(frozen=True)
+class QbittorrentStatus:
+    """qBittorrent as the worker last saw it (`reachable` None = not polled yet)."""
+
+    reachable: bool | None
+    since: str | None = None
+    error: str | None = None
+    torrents: int = 0
+    version: str | None = None
+    api_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """`status`: Jellybit's version and the health of qBittorrent."""
+
+    version: str
+    qbittorrent: QbittorrentStatus

@@ -1,0 +1,165 @@
+"""Per-download serialization: one lock per download, epochs, and the background stage tasks.
+
+Everything that reads a download and then changes it (a poll result, a command, a stage of
+the pipeline) does so inside `serialized(id)`, so two of them never interleave for the same
+download while different downloads proceed concurrently. Long calls to outside systems (the
+recognizer, which may ask an LLM for minutes) run *outside* the lock; the stage records the
+download's epoch before and re-checks it after, so a command that changed the download in
+between (cancel, retry) makes the stale result be discarded instead of applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from jellybit.adapters.store import Store
+from jellybit.core.models import Download
+from jellybit.core.states import State
+from jellybit.engine.events import EventBus
+from jellybit.engine.machine import change_state
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
+
+DoneCallback = Callable[[Download], Any]
+
+
+@dataclass
+class StageTask:
+    """One running background stage of a download (recognition or layout)."""
+
+    task: asyncio.Task[None]
+    kind: str                 # recognize | apply
+    epoch: int
+    external: bool = False    # True while it waits on an outside system outside the lock
+
+
+class Serializer:
+    """Locks, epochs and stage tasks per download, and the state-change entry the engine uses."""
+
+    def __init__(self, store: Store, bus: EventBus, *, on_done: DoneCallback | None = None) -> None:
+        self.store = store
+        self.bus = bus
+        self.on_done = on_done
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._epochs: dict[str, int] = {}
+        self._stages: dict[str, StageTask] = {}
+        self._listeners: list[Callable[[str], None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------ locks and epochs
+
+    def lock(self, download_id: str) -> asyncio.Lock:
+        """The lock of one download."""
+        lock = self._locks.get(download_id)
+        if lock is None:
+            lock = self._locks[download_id] = asyncio.Lock()
+        return lock
+
+    @asynccontextmanager
+    async def serialized(self, download_id: str) -> AsyncIterator[None]:
+        """Hold the download's lock: nothing else reads-and-changes it meanwhile."""
+        async with self.lock(download_id):
+            yield
+
+    def busy(self, download_id: str) -> bool:
+        """Tell whether someone holds the download's lock right now."""
+        lock = self._locks.get(download_id)
+        return lock is not None and lock.locked()
+
+    def epoch(self, download_id: str) -> int:
+        """A counter that moves on every state change of the download."""
+        return self._epochs.get(download_id, 0)
+
+    def on_change(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(download_id)` after every state change (e.g. to reset poll trackers)."""
+        self._listeners.append(listener)
+
+    async def change(self, download_id: str, to: State, **kwargs: Any) -> Download:
+        """Change state through the one state machine function, then move the epoch."""
+        download = await change_state(self.store, self.bus, download_id, to, **kwargs)
+        self._epochs[download_id] = self.epoch(download_id) + 1
+        for listener in self._listeners:
+            listener(download_id)
+        if to is State.DONE and self.on_done is not None:
+            self._call_done(download)
+        return download
+
+    def _call_done(self, download: Download) -> None:
+        # The Jellyfin refresh must never block or break the worker.
+        try:
+            result = self.on_done(download) if self.on_done else None
+            if inspect.isawaitable(result):
+                self._keep(asyncio.ensure_future(result))
+        except Exception:
+            log.exception("done callback failed", **for_download(download.id))
+
+    def _keep(self, task: asyncio.Future[Any]) -> None:
+        self._background.add(task)  # type: ignore[arg-type]
+
+        def finished(done: asyncio.Future[Any]) -> None:
+            self._background.discard(done)  # type: ignore[arg-type]
+            if not done.cancelled() and done.exception() is not None:
+                log.error("done callback failed: %s", done.exception())
+
+        task.add_done_callback(finished)
+
+    # ------------------------------------------------------------ stage tasks
+
+    def stage(self, download_id: str) -> StageTask | None:
+        """The download's current, still relevant stage task (None if none or stale)."""
+        stage = self._stages.get(download_id)
+        if stage is None or stage.task.done() or stage.epoch != self.epoch(download_id):
+            return None
+        return stage
+
+    def spawn(self, download_id: str, kind: str, make: Callable[[], Coroutine[Any, Any, None]]) -> bool:
+        """Start a stage task unless a relevant one runs already; True when started."""
+        if self.stage(download_id) is not None:
+            return False
+        task = asyncio.create_task(self._run_stage(download_id, kind, make), name=f"{kind}:{download_id}")
+        self._stages[download_id] = StageTask(task, kind, self.epoch(download_id))
+        return True
+
+    async def _run_stage(self, download_id: str, kind: str,
+                         make: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        try:
+            await make()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # A bug in one stage must not kill the worker; the next poll retries the stage.
+            log.exception("%s stage crashed", kind, **for_download(download_id))
+
+    @asynccontextmanager
+    async def external(self, download_id: str) -> AsyncIterator[None]:
+        """Mark the running stage as waiting on an outside system (safe to cancel on stop)."""
+        stage = self._stages.get(download_id)
+        if stage is not None:
+            stage.external = True
+        try:
+            yield
+        finally:
+            if stage is not None:
+                stage.external = False
+
+    async def drain(self, grace: float) -> None:
+        """Stop: cancel stages that wait outside the lock, let the others finish (bounded)."""
+        running = [s for s in self._stages.values() if not s.task.done()]
+        for stage in running:
+            if stage.external:
+                stage.task.cancel()
+        tasks = [s.task for s in running] + list(self._background)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        self._stages.clear()

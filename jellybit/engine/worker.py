@@ -1,0 +1,527 @@
+"""The worker loop: poll qBittorrent, drive every active download, adopt, reconcile, recover.
+
+One poll cycle: `sync/maindata` (incremental) → one index of the torrents by real infohash and
+by tag → each active download is handled under its own lock (downloads whose lock is busy —
+a command or a layout is running — are simply left for the next cycle) → torrents added by
+hand under the category are adopted → `done` downloads are reconciled when due. While
+qBittorrent is unreachable nothing fails and no miss is counted; the loop backs off
+exponentially up to `retry_max_backoff`. After (re)connecting, misses are not counted for a
+grace period, because a restarting qBittorrent lists its torrents only as it loads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jellybit import clock
+from jellybit.adapters.store import Store
+from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.models import Download, Infohash
+from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
+from jellybit.core.states import Actor, State, can_transition
+from jellybit.core.torrent_state import (
+    TorrentIndex,
+    can_stall,
+    is_complete,
+    is_error,
+    lacks_metadata,
+    view_fields,
+)
+from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.pipeline import Pipeline
+from jellybit.engine.serial import DoneCallback, Serializer
+from jellybit.errors import AdapterError, Conflict, InvalidState, TorrentRejected
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
+
+RECONCILABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
+PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state"})
+STOP_GRACE = 30.0
+APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
+
+
+@dataclass(frozen=True)
+class QbtHealth:
+    """Can the worker reach qBittorrent? (`reachable` None = not tried yet)."""
+
+    reachable: bool | None = None
+    since: str | None = None
+    error: str | None = None
+    torrents: int = 0
+
+
+def hash_kind(value: str) -> str:
+    """v1 for a 40-hex SHA-1 infohash, v2 for a 64-hex SHA-256 one."""
+    return "v2" if len(value) == 64 else "v1"
+
+
+def magnet_for(download: Download) -> str | None:
+    """A bare magnet for a download known only by its hashes (adopted, or added by infohash)."""
+    v1 = sorted(h.value for h in download.infohashes if h.kind == "v1")
+    v2 = sorted(h.value for h in download.infohashes if h.kind == "v2")
+    parts = [f"xt=urn:btih:{v1[0]}"] if v1 else []
+    parts += [f"xt=urn:btmh:1220{v2[0]}"] if v2 else []
+    return "magnet:?" + "&".join(parts) if parts else None
+
+
+def placeholder_name(download: Download) -> bool:
+    """Tell whether the display name is only a stand-in (empty, the URL, or an infohash)."""
+    name = download.display_name.strip()
+    return not name or name == download.source_ref or name.lower() in download.hashes()
+
+
+class Worker:
+    """Owns the poll loop and every worker-side state change; commands share its serializer."""
+
+    def __init__(
+        self, store: Store, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
+        layouter: Layouter, *, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
+        paths: PathsConfig | None = None, on_done: DoneCallback | None = None,
+        reconnect_grace: float | None = None,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.client = client
+        self.layouter = layouter
+        self.config = worker
+        self.qbt = qbittorrent
+        self.paths = paths or PathsConfig()
+        self.serial = Serializer(store, bus, on_done=on_done)
+        self.pipeline = Pipeline(store, self.serial, client, recognizer, layouter)
+        self.reconnect_grace = (reconnect_grace if reconnect_grace is not None
+                                else max(5.0, 2 * worker.poll_interval))
+        self.health = QbtHealth()
+        self.index: TorrentIndex | None = None
+        self._failures = 0
+        self._grace_until = 0.0
+        self._next_reconcile = 0.0
+        self._added: dict[str, float] = {}                       # id -> when add was accepted
+        self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
+        self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
+        self._meta_since: dict[str, float] = {}
+        self._claimed: set[str] = set()                           # hashes known to belong to a download
+        self._stopping = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._started = False
+        self.serial.on_change(self._reset_trackers)
+
+    # ------------------------------------------------------------ life cycle
+
+    async def start(self) -> None:
+        """Recover: finish or roll back layout batches a crash left open (once, before polling)."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            await self.layouter.recover()
+        except Exception:
+            log.exception("layout recovery failed; interrupted layouts are laid again idempotently")
+
+    async def run(self) -> None:
+        """Poll until `stop()`; then let in-flight stages finish (bounded) and return."""
+        await self.start()
+        try:
+            while not self._stopping.is_set():
+                try:
+                    reachable = await self.poll_once()
+                except Exception:
+                    log.exception("poll cycle failed")
+                    reachable = True
+                await self._pause(self.poll_interval if reachable else self._backoff())
+        finally:
+            await self.serial.drain(STOP_GRACE)
+
+    async def stop(self) -> None:
+        """Ask the loop to end after the current cycle."""
+        self._stopping.set()
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Poll again now (a command queued something)."""
+        self._wake.set()
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between polls while qBittorrent answers."""
+        return self.config.poll_interval
+
+    def _backoff(self) -> float:
+        return min(self.poll_interval * 2 ** max(self._failures - 1, 0), self.config.retry_max_backoff)
+
+    async def _pause(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+        self._wake.clear()
+
+    # ------------------------------------------------------------ one cycle
+
+    async def poll_once(self) -> bool:
+        """One poll cycle; False when qBittorrent could not be reached (nothing was changed)."""
+        active = await self.store.active_downloads()
+        for download in active:
+            if download.state is State.APPLYING:
+                await self._ensure_apply(download)
+        try:
+            snapshot = await self.client.sync()
+        except AdapterError as exc:
+            self._unreachable(exc)
+            return False
+        self._reachable(len(snapshot.torrents))
+        index = self.index = TorrentIndex(snapshot.torrents)
+        count_misses = time.monotonic() >= self._grace_until
+        polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
+        results = await asyncio.gather(*(self._poll_one(d.id, index, count_misses) for d in polled),
+                                       return_exceptions=True)
+        for download, result in zip(polled, results, strict=True):
+            if isinstance(result, Exception):
+                log.error("polling the download failed: %r", result, exc_info=result,
+                          **for_download(download.id))
+        if self.config.adopt:
+            await self._adopt_new(index)
+        if count_misses and time.monotonic() >= self._next_reconcile:
+            self._next_reconcile = time.monotonic() + self.config.reconcile_interval
+            await self.reconcile(index)
+        return True
+
+    def _unreachable(self, exc: AdapterError) -> None:
+        self._failures += 1
+        if self.health.reachable is not False or self.health.error != exc.message:
+            log.warning("qBittorrent is unreachable: %s", exc.message)
+            self.health = QbtHealth(False, clock.now(), exc.message, self.health.torrents)
+
+    def _reachable(self, torrents: int) -> None:
+        if self.health.reachable is not True:
+            if self.health.reachable is False:
+                log.info("qBittorrent is reachable again")
+            self._grace_until = time.monotonic() + self.reconnect_grace
+            self.health = QbtHealth(True, clock.now(), None, torrents)
+        elif self.health.torrents != torrents:
+            self.health = QbtHealth(True, self.health.since, None, torrents)
+        self._failures = 0
+
+    async def _poll_one(self, download_id: str, index: TorrentIndex, count_misses: bool) -> None:
+        if self.serial.busy(download_id):
+            return  # a command or a stage holds it; the next cycle looks again
+        async with self.serial.serialized(download_id):
+            download = await self.store.find_download(download_id)
+            if download is None:
+                return
+            torrent = index.find(download.hashes(), download.qbt_tag)
+            if torrent is not None:
+                self._claimed |= torrent.hashes()
+            if download.state is State.QUEUED:
+                await self._poll_queued(download, torrent)
+            elif download.state is State.DOWNLOADING:
+                await self._poll_downloading(download, torrent, count_misses)
+            elif download.state is State.RECOGNIZING:
+                if torrent is None:
+                    await self._missed(download, count_misses)
+                    return
+                if download.source_miss_count:
+                    await self.store.update_download(download.id, source_miss_count=0)
+                self.pipeline.start_recognition(download.id, torrent.hash)
+
+    # ------------------------------------------------------------ queued: add once
+
+    async def _poll_queued(self, download: Download, torrent: TorrentInfo | None) -> None:
+        if torrent is not None:
+            download = await self._learn(download, torrent)
+            fields = {**view_fields(torrent), "source_miss_count": 0,
+                      "source_added_at": _added_at(torrent), **self._name_field(download, torrent)}
+            await self.serial.change(download.id, State.DOWNLOADING, reason="qBittorrent has the torrent",
+                                     actor=Actor.WORKER, expected=State.QUEUED, fields=fields)
+            return
+        accepted = self._added.get(download.id)
+        if accepted is not None:
+            # qBittorrent fetches a URL itself and lists the torrent only once it has it.
+            limit = max(self.config.metadata_timeout, APPEAR_TIMEOUT)
+            if time.monotonic() - accepted > limit:
+                await self._fail(download, "qbt_add_failed", "qBittorrent accepted the torrent but it "
+                                 f"did not show up within {limit:g} s (a bad URL, or a duplicate of a "
+                                 "torrent it already has)")
+            return
+        attempts, not_before = self._add_retry.get(download.id, (0, 0.0))
+        if time.monotonic() < not_before:
+            return
+        request = await self._add_request(download)
+        if request is None:
+            await self._fail(download, "qbt_add_failed", "nothing to add: no magnet, URL, .torrent or hash")
+            return
+        try:
+            await self.client.add(request)
+        except TorrentRejected as exc:
+            if exc.reason == "duplicate":  # it is there after all: the next poll finds it by hash
+                self._added[download.id] = time.monotonic()
+                return
+            await self._fail(download, "qbt_add_failed", exc.message)
+            return
+        except AdapterError as exc:
+            delay = min(self.poll_interval * 2 ** attempts, self.config.retry_max_backoff)
+            self._add_retry[download.id] = (attempts + 1, time.monotonic() + delay)
+            log.warning("adding to qBittorrent failed; retrying in %.1f s: %s", delay, exc.message,
+                        **for_download(download.id))
+            return
+        self._add_retry.pop(download.id, None)
+        self._added[download.id] = time.monotonic()
+        log.info("added to qBittorrent", **for_download(download.id, tag=download.qbt_tag))
+        self.wake()
+
+    async def _add_request(self, download: Download) -> AddTorrent | None:
+        common: dict[str, Any] = {"tag": download.qbt_tag, "category": self.qbt.category,
+                                  "save_path": self.qbt.save_path}
+        if download.source_type == "torrent":
+            data = await self.store.torrent_bytes(download.id)
+            if data:
+                return AddTorrent(**common, torrent_bytes=data)
+        ref = download.source_ref.strip()
+        if ref.lower().startswith("magnet:"):
+            return AddTorrent(**common, magnet=ref)
+        if ref.lower().startswith(("http://", "https://")):
+            return AddTorrent(**common, url=ref)
+        link = magnet_for(download)
+        return AddTorrent(**common, magnet=link) if link else None
+
+    # ------------------------------------------------------------ downloading
+
+    async def _poll_downloading(self, download: Download, torrent: TorrentInfo | None,
+                                count_misses: bool) -> None:
+        if torrent is None:
+            await self._missed(download, count_misses)
+            return
+        download = await self._learn(download, torrent)
+        fields = {**view_fields(torrent), "source_miss_count": 0, **self._name_field(download, torrent)}
+        if is_error(torrent):
+            await self._fail(download, "torrent_error", f"qBittorrent reports the torrent as {torrent.state}",
+                             fields)
+            return
+        now = time.monotonic()
+        if lacks_metadata(torrent):
+            since = self._meta_since.setdefault(download.id, now - _age(download.source_added_at))
+            if now - since > self.config.metadata_timeout:
+                await self._fail(download, "metadata_timeout", "no metadata for the magnet after "
+                                 f"{self.config.metadata_timeout:g} s (no peers?)", fields)
+                return
+        else:
+            self._meta_since.pop(download.id, None)
+        seen = self._progress_seen.get(download.id)
+        if not can_stall(torrent) or seen is None or seen[0] != torrent.progress:
+            self._progress_seen[download.id] = (torrent.progress, now)
+        elif now - seen[1] > self.config.stall_timeout:
+            await self._fail(download, "stalled", f"no progress for {self.config.stall_timeout:g} s "
+                             f"(at {torrent.progress:.1%})", fields)
+            return
+        if is_complete(torrent):
+            fields["completed_at"] = clock.now()
+            await self.serial.change(download.id, State.RECOGNIZING, reason="download complete",
+                                     actor=Actor.WORKER, expected=State.DOWNLOADING, fields=fields)
+            self.pipeline.start_recognition(download.id, torrent.hash)
+            return
+        await self._update_view(download, fields)
+
+    async def _missed(self, download: Download, count_misses: bool) -> None:
+        """The torrent is not in qBittorrent's list: count it; fail after the debounce."""
+        if not count_misses:
+            return
+        misses = download.source_miss_count + 1
+        if misses >= self.config.source_miss_threshold:
+            await self._fail(download, "source_missing", f"the torrent has been missing from qBittorrent "
+                             f"for {misses} consecutive polls", {"source_miss_count": misses})
+        else:
+            await self.store.update_download(download.id, source_miss_count=misses)
+
+    async def _fail(self, download: Download, code: str, message: str,
+                    fields: Mapping[str, Any] | None = None) -> None:
+        await self.serial.change(download.id, State.FAILED, reason=f"{code}: {message}", actor=Actor.WORKER,
+                                 expected=download.state,
+                                 fields={**(fields or {}), "error_code": code, "error_msg": message})
+
+    async def _learn(self, download: Download, torrent: TorrentInfo) -> Download:
+        """Record hashes qBittorrent knows and we did not (URL sources); guarded against owners."""
+        new = torrent.hashes() - download.hashes()
+        if not new:
+            return download
+        try:
+            added = await self.store.add_infohashes(download.id, [Infohash(h, hash_kind(h)) for h in new])
+        except Conflict as exc:
+            log.warning("qBittorrent's hashes belong to another download: %s", exc.message,
+                        **for_download(download.id))
+            return download
+        download = await self.store.get_download(download.id)
+        if added:
+            self._publish(EventType.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
+        return download
+
+    def _name_field(self, download: Download, torrent: TorrentInfo) -> dict[str, Any]:
+        name = torrent.name.strip()
+        if name and name.lower() not in torrent.hashes() and placeholder_name(download):
+            return {"display_name": name}
+        return {}
+
+    async def _update_view(self, download: Download, fields: Mapping[str, Any]) -> Download:
+        """Write the view fields that changed and publish progress / update events on change only."""
+        changed = {k: v for k, v in fields.items() if getattr(download, k) != v}
+        if not changed:
+            return download
+        download = await self.store.update_download(download.id, **changed)
+        if changed.keys() & PROGRESS_KEYS:
+            self._publish(EventType.PROGRESS, download, {
+                "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
+                "torrent_state": download.torrent_state, "size": download.total_size})
+        if changed.keys() - PROGRESS_KEYS - {"source_miss_count"}:
+            self._publish(EventType.DOWNLOAD_UPDATED, download,
+                          {k: v for k, v in changed.items() if k not in PROGRESS_KEYS})
+        return download
+
+    def _publish(self, kind: EventType, download: Download, data: dict[str, Any]) -> None:
+        self.bus.publish(Event(kind, download.id, name=download.display_name, to_state=download.state,
+                               data=data))
+
+    def _reset_trackers(self, download_id: str) -> None:
+        for tracker in (self._added, self._add_retry, self._progress_seen, self._meta_since):
+            tracker.pop(download_id, None)
+
+    # ------------------------------------------------------------ applying (recovery)
+
+    async def _ensure_apply(self, download: Download) -> None:
+        if self.serial.stage(download.id) is not None or self.serial.busy(download.id):
+            return
+        history = await self.store.transitions(download.id)
+        last = history[-1] if history else None
+        mode = "plain"
+        if last is not None and last.to_state is State.APPLYING:
+            if last.from_state is State.REVIEW:
+                mode = "human"
+            elif last.from_state is State.TARGET_MISSING:
+                mode = "relink"
+        self.pipeline.start_apply(download.id, mode=mode)
+
+    # ------------------------------------------------------------ adoption
+
+    async def _adopt_new(self, index: TorrentIndex) -> None:
+        for torrent in index.torrents:
+            hashes = torrent.hashes()
+            if torrent.category != self.qbt.category or not hashes or hashes & self._claimed:
+                continue
+            if await self._known(torrent):
+                self._claimed |= hashes
+                continue
+            await self._adopt(torrent)
+            self._claimed |= hashes
+
+    async def _known(self, torrent: TorrentInfo) -> bool:
+        hashes = torrent.hashes()
+        if await self.store.find_active_by_hashes(hashes) or await self.store.settled_with_hashes(hashes):
+            return True
+        for tag in torrent.tags:
+            if tag.startswith(self.qbt.tag_prefix) and await self.store.find_by_tag(tag) is not None:
+                return True
+        return False
+
+    async def _adopt(self, torrent: TorrentInfo) -> None:
+        from jellybit.engine import ingest  # the colleague's module; imported late to keep start-up light
+
+        result = await ingest.adopt(self.store, name=torrent.name, infohashes=sorted(torrent.hashes()),
+                                    tag_prefix=self.qbt.tag_prefix)
+        download: Download = getattr(result, "download", result)
+        log.info("adopted a torrent added by hand", **for_download(download.id, name=torrent.name))
+        if getattr(result, "created", True):
+            self.bus.publish(Event(EventType.ADDED, download.id, name=download.display_name,
+                                   to_state=download.state, reason="adopted", actor=Actor.WORKER))
+        add_tags = getattr(self.client, "add_tags", None)
+        if callable(add_tags):
+            try:
+                await add_tags([torrent.hash], [download.qbt_tag])
+            except AdapterError as exc:
+                log.warning("cannot tag the adopted torrent: %s", exc.message, **for_download(download.id))
+
+    # ------------------------------------------------------------ reconciliation
+
+    async def reconcile(self, index: TorrentIndex | None = None) -> None:
+        """Compare laid-out downloads with qBittorrent and the libraries; move the ones that drifted."""
+        index = index or self.index
+        if index is None:
+            return
+        reconcile = getattr(self.layouter, "reconcile", None)
+        offset = 0
+        while True:
+            page = await self.store.list_downloads(states=RECONCILABLE, limit=200, offset=offset)
+            offset += len(page)
+            for download in page:
+                if self.serial.busy(download.id):
+                    continue
+                async with self.serial.serialized(download.id):
+                    await self._reconcile_one(download.id, index, reconcile)
+            if len(page) < 200:
+                return
+
+    async def _reconcile_one(self, download_id: str, index: TorrentIndex, reconcile: Any) -> None:
+        download = await self.store.get_download(download_id)
+        if download.state not in RECONCILABLE:
+            return
+        present = index.find(download.hashes(), download.qbt_tag) is not None
+        if callable(reconcile):
+            target = await reconcile(download, present)
+        else:
+            target = reconcile_target(download.state, present, await self.layouter.targets_present(download))
+        if target is None or target is download.state:
+            return
+        try:
+            await self.serial.change(download.id, target, reason=f"reconcile: torrent "
+                                     f"{'present' if present else 'gone'}", actor=Actor.RECONCILE,
+                                     expected=download.state)
+        except InvalidState as exc:
+            log.warning("reconciliation refused: %s", exc.message, **for_download(download.id))
+
+    # ------------------------------------------------------------ for commands
+
+    async def find_torrent(self, download: Download) -> TorrentInfo | None:
+        """qBittorrent's torrent for a download, from a fresh poll when possible."""
+        try:
+            snapshot = await self.client.sync()
+            self.index = TorrentIndex(snapshot.torrents)
+        except AdapterError:
+            if self.index is None:
+                raise
+        assert self.index is not None
+        return self.index.find(download.hashes(), download.qbt_tag)
+
+    def start_stage(self, download: Download, *, mode: str = "plain") -> None:
+        """Kick the stage of a download a command moved to `recognizing` or `applying`."""
+        if download.state is State.APPLYING:
+            self.pipeline.start_apply(download.id, mode=mode)
+        elif download.state is State.RECOGNIZING and self.index is not None:
+            torrent = self.index.find(download.hashes(), download.qbt_tag)
+            if torrent is not None:
+                self.pipeline.start_recognition(download.id, torrent.hash)
+        self.wake()
+
+
+def reconcile_target(state: State, torrent_present: bool, targets_present: bool | None) -> State | None:
+    """Where reconciliation moves a laid-out download (None: leave it), per spec §3."""
+    if targets_present is None:
+        return None
+    target = {(True, True): State.DONE, (True, False): State.TARGET_MISSING, (False, True): State.ORPHANED,
+              (False, False): State.DELETED}[(torrent_present, targets_present)]
+    return target if target is not state and can_transition(state, target) else None
+
+
+def _added_at(torrent: TorrentInfo) -> str:
+    if torrent.added_on:
+        return clock.format_time(datetime.fromtimestamp(torrent.added_on, UTC))
+    return clock.now()
+
+
+def _age(timestamp: str | None) -> float:
+    """Seconds since an RFC 3339 timestamp (0 when unknown or in the future)."""
+    if not timestamp:
+        return 0.0
+    return max((clock.utcnow() - clock.parse_time(timestamp)).total_seconds(), 0.0)
