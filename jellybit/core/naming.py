@@ -8,6 +8,7 @@ sanitized (jellybit.core.sanitize). adapters.containment.resolve_target is still
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -76,6 +77,42 @@ class _Placed:
     status: str
 
 
+class _Hosts:
+    """Finds the video a subtitle/audio file belongs to by name, numbers or uniqueness, in O(1)."""
+
+    def __init__(self, plan: Plan, work_of: Callable[[PlanItem], Work | None]) -> None:
+        self.work_of = work_of
+        self.by_stem: dict[str, str] = {}
+        self.by_numbers: dict[tuple[int | None, tuple[int, ...]], list[str]] = {}
+        self.by_work: dict[Work | None, list[str]] = {}
+        for video in plan.items:
+            if video.role is not Role.VIDEO:
+                continue
+            stem = source_stem(video.source).casefold()
+            if stem:
+                self.by_stem.setdefault(stem, video.source)
+            if video.episodes:
+                self.by_numbers.setdefault((video.season, video.episodes), []).append(video.source)
+                self.by_numbers.setdefault((None, video.episodes), []).append(video.source)
+            self.by_work.setdefault(work_of(video), []).append(video.source)
+
+    def find(self, item: PlanItem, work: Work | None) -> str | None:
+        """'<video stem>.*' or a folder named like the video, else same numbers, else the only video."""
+        own = PurePosixPath(item.source)
+        name = own.name.casefold()
+        keys = [name[:i] for i, ch in enumerate(name) if ch == "."]      # every '.'-prefix
+        keys += [part.casefold() for part in own.parent.parts]
+        found = [self.by_stem[k] for k in keys if k in self.by_stem]
+        if found:
+            return max(found, key=lambda source: len(source_stem(source)))
+        if item.episodes:
+            same = self.by_numbers.get((item.season, item.episodes), [])
+            if len(same) == 1:
+                return same[0]
+        videos = self.by_work.get(work, [])
+        return videos[0] if len(videos) == 1 else None
+
+
 class _Layout:
     """One pass over a plan: primaries first (videos, extras), then their subtitles and audio."""
 
@@ -83,10 +120,13 @@ class _Layout:
         self.plan = plan
         self.work = work
         self.inherited = sanitize_component(folder) if folder else None
-        self.inherited_changed = bool(folder) and self.inherited != folder
         self.used: dict[str, str] = {}          # casefolded target -> source holding it
         self.placed: dict[str, _Placed] = {}    # source -> placement
         self.out: list[PlanItem] = list(plan.items)
+        self.folders: dict[Work, str] = {}
+        self.titles: dict[Work, str] = {}
+        self.hosts = _Hosts(plan, self.work_of)
+        self.group_n: dict[tuple[str, str], int] = {}   # (host, source sans extension) -> number
 
     # ------------------------------------------------------------------ folders and works
 
@@ -97,16 +137,19 @@ class _Layout:
         return self.work is not None and work == self.work
 
     def folder_of(self, work: Work) -> str:
-        if self.inherited and self.is_main(work):
-            return self.inherited
-        return title_folder(work)
+        if work not in self.folders:
+            inherited = self.inherited if self.inherited and self.is_main(work) else None
+            self.folders[work] = inherited or title_folder(work)
+        return self.folders[work]
 
     def series_title(self, work: Work) -> str:
-        if self.inherited and self.is_main(work):
-            title = parse_title_folder(self.inherited)[0]
-            if title and title != "_":
-                return title
-        return parse_title_folder(title_folder(work))[0] or "Untitled"
+        """The title episode files carry: the one in the (possibly inherited) folder name."""
+        if work not in self.titles:
+            title = parse_title_folder(self.folder_of(work))[0]
+            if not title or title == "_":
+                title = parse_title_folder(title_folder(work))[0] or "Untitled"
+            self.titles[work] = title
+        return self.titles[work]
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -226,28 +269,7 @@ class _Layout:
         """The primary source a subtitle/audio file follows (attached_to, then name, then numbers)."""
         if item.attached_to:
             return item.attached_to
-        videos = [i for i in self.plan.items if i.role is Role.VIDEO]
-        own = PurePosixPath(item.source)
-        dirs = {p.casefold() for p in own.parent.parts}
-        own_stem = own.name.casefold()
-        best: tuple[int, str] | None = None
-        for video in videos:
-            vstem = source_stem(video.source).casefold()
-            if not vstem:
-                continue
-            if own_stem.startswith(vstem + ".") or vstem in dirs:
-                if best is None or len(vstem) > best[0]:
-                    best = (len(vstem), video.source)
-        if best:
-            return best[1]
-        if item.episodes:
-            same = [v for v in videos if v.episodes == item.episodes
-                    and (item.season is None or v.season == item.season)]
-            if len(same) == 1:
-                return same[0].source
-        mine = self.work_of(item)
-        candidates = [v for v in videos if self.work_of(v) == mine]
-        return candidates[0].source if len(candidates) == 1 else None
+        return self.hosts.find(item, self.work_of(item))
 
     def place_follower(self, index: int, item: PlanItem) -> None:
         host_source = self.host_of(item)
@@ -258,7 +280,9 @@ class _Layout:
         if host is None:
             self.skip(index, f"its video {host_source} is not laid out")
             return
-        for n in range(1, _MAX_TRIES):
+        # Files of one stream (VobSub 'x.idx' + 'x.sub') keep one number, so they stay a pair.
+        group = (host_source, str(PurePosixPath(item.source).with_suffix("")).casefold())
+        for n in range(self.group_n.get(group, 1), _MAX_TRIES):
             named = sidecar_name(host.stem, item, n, MAX_COMPONENT_BYTES)
             if named is None:
                 self.skip(index, "name too long for its video")
@@ -270,6 +294,7 @@ class _Layout:
         else:
             self.skip(index, "no free name next to its video")
             return
+        self.group_n.setdefault(group, n)
         notes = [note] if note else []
         status = host.status
         if status == COLLISION:

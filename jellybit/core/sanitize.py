@@ -26,6 +26,7 @@ _RESERVED = frozenset(
     | {f"COM{n}" for n in "123456789¹²³"}
     | {f"LPT{n}" for n in "123456789¹²³"}
 )
+_ASCII_TABLE = str.maketrans(_REPLACE)
 _SPACES = re.compile(r"\s+")
 _COLON_SPACE = re.compile(r"\s*:\s+")
 
@@ -36,6 +37,10 @@ def _is_noncharacter(cp: int) -> bool:
 
 def _clean_chars(text: str) -> str:
     """NFC, drop control/format/surrogate characters, map forbidden ones, collapse whitespace."""
+    if text.isascii() and text.isprintable():
+        # Fast path (most names): printable ASCII is already NFC and has no controls.
+        text = _COLON_SPACE.sub(" - ", text).replace(":", "-")
+        return _SPACES.sub(" ", text.translate(_ASCII_TABLE))
     text = unicodedata.normalize("NFC", text)
     # "Mission: Impossible" reads best as "Mission - Impossible"; a bare "10:30" as "10-30".
     text = _COLON_SPACE.sub(" - ", text).replace(":", "-")
