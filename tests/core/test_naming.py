@@ -384,9 +384,8 @@ def test_same_language_subtitles_never_collide() -> None:
 
 def test_vobsub_pairs_stay_paired_whatever_the_order() -> None:
     # 'x.idx' + 'x.sub' are one stream: both halves of the second pair get the same number.
-    items = (video("m.mkv"),
-             sub("B/x.idx", language="en", attached_to="m.mkv"), sub("A/x.idx", language="en", attached_to="m.mkv"),
-             sub("A/x.sub", language="en", attached_to="m.mkv"), sub("B/x.sub", language="en", attached_to="m.mkv"))
+    order = ("B/x.idx", "A/x.idx", "A/x.sub", "B/x.sub")
+    items = (video("m.mkv"), *(sub(s, language="en", attached_to="m.mkv") for s in order))
     plan = by_source(layout_targets(Plan(items=items), MOVIE))
     names = {s: PurePosixPath(plan[s].target).name.removeprefix("Film (2010) [tmdbid-65567]")
              for s in ("A/x.idx", "A/x.sub", "B/x.idx", "B/x.sub")}
