@@ -1,0 +1,286 @@
+"""The worker side of the MQTT bridge: command handlers and the state it publishes.
+
+Handlers turn a validated request into one `Commands` call and its result into JSON data.
+`EngineState` turns the event bus into retained topics and the `events` stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from jellybit import __version__, clock
+from jellybit.config import Config
+from jellybit.core.models import Download
+from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
+from jellybit.engine.commands import Commands
+from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.errors import NotFound
+from jellybit.protocol import (
+    AddRequest,
+    ApplyRequest,
+    CancelRequest,
+    Command,
+    DeferRequest,
+    DeleteTitleRequest,
+    IdRequest,
+    InfoPayload,
+    ListRequest,
+    RefineRequest,
+    RejectRequest,
+    Request,
+    SystemStatus,
+    Topics,
+)
+from jellybit.protocol import (
+    EventType as WireEventType,
+)
+from jellybit.transports.mqtt import Message, encode
+from jellybit.transports.payloads import (
+    detail_payload,
+    download_payload,
+    event_payload,
+    plain,
+    review_payload,
+    summary_payload,
+)
+
+log = logging.getLogger(__name__)
+
+WIRE_EVENTS = frozenset(e.value for e in WireEventType)
+PAGE = 500
+
+
+def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awaitable[Any]]]:
+    """One handler per protocol command."""
+
+    async def dl(download: Download) -> dict[str, Any]:
+        recognition = await commands.store.current_recognition(download.id)
+        return download_payload(download, recognition).model_dump(mode="json")
+
+    async def add(r: Request) -> Any:
+        assert isinstance(r, AddRequest)
+        result = await commands.add(source=r.source, torrent=r.torrent_bytes(), context=r.context)
+        return {"id": result.download.id, "created": result.created, "joined": not result.created,
+                "settled_before": list(result.settled_before), "added_hashes": list(result.added_hashes),
+                "download": await dl(result.download)}
+
+    async def apply(r: Request) -> Any:
+        assert isinstance(r, ApplyRequest)
+        overrides = r.overrides.model_dump(exclude_none=True) if r.overrides else None
+        return await dl(await commands.apply(r.id, candidate_id=r.candidate_id, overrides=overrides))
+
+    async def refine(r: Request) -> Any:
+        assert isinstance(r, RefineRequest)
+        return await dl(await commands.refine(r.id, hint=r.hint))
+
+    async def reject(r: Request) -> Any:
+        assert isinstance(r, RejectRequest)
+        return await dl(await commands.reject(r.id, reason=r.reason))
+
+    async def defer(r: Request) -> Any:
+        assert isinstance(r, DeferRequest)
+        return await dl(await commands.defer(r.id, until=r.until, hours=r.hours))
+
+    async def undo(r: Request) -> Any:
+        assert isinstance(r, IdRequest)
+        outcome = await commands.undo(r.id)
+        return {"download": await dl(outcome.download), "removed": list(outcome.removed),
+                "refused": [{"path": p, "why": w} for p, w in outcome.refused], "complete": outcome.complete}
+
+    async def retry(r: Request) -> Any:
+        assert isinstance(r, IdRequest)
+        return await dl(await commands.retry(r.id))
+
+    async def cancel(r: Request) -> Any:
+        assert isinstance(r, CancelRequest)
+        return await dl(await commands.cancel(r.id, delete_data=r.delete_data, confirm=r.confirm))
+
+    async def relink(r: Request) -> Any:
+        assert isinstance(r, IdRequest)
+        return await dl(await commands.relink(r.id))
+
+    async def delete_title(r: Request) -> Any:
+        assert isinstance(r, DeleteTitleRequest)
+        return plain(await commands.delete_title(r.provider, r.provider_id,
+                                                 delete_torrents=r.delete_torrents, confirm=r.confirm))
+
+    async def get(r: Request) -> Any:
+        assert isinstance(r, IdRequest)
+        return detail_payload(await commands.get(r.id))
+
+    async def list_(r: Request) -> Any:
+        assert isinstance(r, ListRequest)
+        page = await commands.list(states=r.states, text=r.text, limit=r.limit, offset=r.offset)
+        return {"items": [await dl(d) for d in page.items], "total": page.total,
+                "limit": page.limit, "offset": page.offset}
+
+    async def titles(r: Request) -> Any:
+        return plain(await commands.titles())
+
+    return {
+        Command.ADD: add, Command.APPLY: apply, Command.REFINE: refine, Command.REJECT: reject,
+        Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
+        Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
+        Command.LIST: list_, Command.TITLES: titles,
+    }
+
+
+class EngineState:
+    """Retained state and events from the engine; settled downloads expire after the retention window."""
+
+    def __init__(self, commands: Commands, bus: EventBus, config: Config, *,
+                 started_at: str | None = None, statuses: Mapping[str, Callable[[], Awaitable[SystemStatus]]]
+                 | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0) -> None:
+        self.commands = commands
+        self.bus = bus
+        self.config = config
+        self.topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
+        self.started_at = started_at or clock.now()
+        self.statuses = dict(statuses or {})
+        self.sweep_interval = sweep_interval
+        self.info_interval = info_interval
+        self.retention = timedelta(hours=config.mqtt.retention_hours)
+        self._retained: dict[str, str | None] = {}   # download id -> settled_at (None = active)
+        self._reviews: set[str] = set()
+
+    # ------------------------------------------------------------ messages
+
+    async def info(self) -> Message:
+        """The `info` message (qBittorrent as the worker sees it; outside systems by their pings)."""
+        status = await self.commands.status()
+        qbt = status.qbittorrent
+        payload = InfoPayload(
+            version=__version__, started_at=self.started_at, panel_url=self.config.panel.base_url,
+            qbittorrent=SystemStatus(enabled=True, connected=qbt.reachable, version=qbt.version,
+                                     detail=qbt.error),
+            llm=SystemStatus(enabled=self.config.llm.enabled,
+                             detail=self.config.llm.model if self.config.llm.enabled else None),
+            metadata={name: SystemStatus(enabled=getattr(self.config.metadata, name).enabled)
+                      for name in ("tmdb", "tvdb", "tvmaze")},
+            jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
+        )
+        for key, probe in self.statuses.items():
+            try:
+                result = await probe()
+            except Exception as exc:  # a status probe must never break publishing
+                result = SystemStatus(enabled=True, connected=False, detail=str(exc)[:200])
+            if key.startswith("metadata."):
+                payload.metadata[key.split(".", 1)[1]] = result
+            else:
+                setattr(payload, key, result)
+        return Message(self.topics.info, encode(payload))
+
+    async def summary(self) -> Message:
+        """The `summary` message."""
+        summary = await self.commands.summary()
+        page = await self.commands.list(states=[State.DONE.value], limit=1)
+        last = None
+        if page.items:
+            download = page.items[0]
+            last = (download, await self.commands.store.current_recognition(download.id))
+        return Message(self.topics.summary, encode(summary_payload(summary, last)))
+
+    def _expired(self, download: Download) -> bool:
+        if download.state in ACTIVE_STATES or not download.settled_at:
+            return False
+        return clock.parse_time(download.settled_at) < clock.utcnow() - self.retention
+
+    async def download_messages(self, download: Download) -> list[Message]:
+        """The retained download topic and the review topic (set, or cleared when not in review)."""
+        messages: list[Message] = []
+        if self._expired(download):
+            self._retained.pop(download.id, None)
+            messages.append(Message(self.topics.download(download.id), None))
+        else:
+            recognition = await self.commands.store.current_recognition(download.id)
+            self._retained[download.id] = download.settled_at
+            messages.append(Message(self.topics.download(download.id),
+                                    encode(download_payload(download, recognition))))
+        if download.state is State.REVIEW:
+            recognition = await self.commands.store.current_recognition(download.id)
+            hints = [h.text for h in await self.commands.store.hints(download.id)]
+            history = await self.commands.store.transitions(download.id)
+            requested = next((t.created_at for t in reversed(history) if t.to_state is State.REVIEW), None)
+            self._reviews.add(download.id)
+            messages.append(Message(self.topics.review(download.id),
+                                    encode(review_payload(download, recognition, hints, requested))))
+        elif download.id in self._reviews:
+            self._reviews.discard(download.id)
+            messages.append(Message(self.topics.review(download.id), None))
+        return messages
+
+    async def snapshot(self) -> list[Message]:
+        """Everything retained: info, summary, live downloads and their reviews."""
+        messages = [await self.info(), await self.summary()]
+        self._reviews.clear()
+        for states in (ACTIVE_STATES, SETTLED_STATES):
+            offset = 0
+            while True:
+                page = await self.commands.list(states=[s.value for s in states], limit=PAGE, offset=offset)
+                for download in page.items:
+                    if not self._expired(download):
+                        messages.extend(await self.download_messages(download))
+                offset += len(page.items)
+                if len(page.items) < PAGE or (states is SETTLED_STATES and page.items and self._expired(
+                        page.items[-1])):
+                    break
+        return messages
+
+    async def _on_event(self, event: Event) -> list[Message]:
+        messages: list[Message] = []
+        if event.event_type is EventType.REMOVED:
+            self._retained.pop(event.download_id, None)
+            self._reviews.discard(event.download_id)
+            return [Message(self.topics.download(event.download_id), None),
+                    Message(self.topics.review(event.download_id), None)]
+        try:
+            download = await self.commands.store.get_download(event.download_id)
+        except NotFound:
+            return messages
+        messages.extend(await self.download_messages(download))
+        if event.event_type is not EventType.PROGRESS:
+            messages.append(await self.summary())
+        if event.event_type.value in WIRE_EVENTS:
+            messages.append(Message(self.topics.events, encode(event_payload(event).wire()), retain=False))
+        return messages
+
+    async def _sweep(self) -> list[Message]:
+        """Clear settled downloads past the retention window; refresh info (published on change)."""
+        messages = [await self.info()]
+        cutoff = clock.utcnow() - self.retention
+        for download_id, settled_at in list(self._retained.items()):
+            if settled_at and clock.parse_time(settled_at) < cutoff:
+                self._retained.pop(download_id, None)
+                messages.append(Message(self.topics.download(download_id), None))
+        return messages
+
+    async def updates(self) -> AsyncIterator[list[Message]]:
+        """Batches to publish as the engine changes, plus a periodic sweep."""
+        subscription = self.bus.subscribe()
+        loop = asyncio.get_running_loop()
+        next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+        try:
+            while True:
+                timeout = max(0.0, next_sweep - loop.time())
+                try:
+                    event = await asyncio.wait_for(subscription.get(), timeout)
+                except TimeoutError:
+                    next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+                    yield await self._sweep()
+                    continue
+                except StopAsyncIteration:
+                    return
+                try:
+                    batch = await self._on_event(event)
+                except Exception:
+                    log.exception("could not build MQTT state for an event",
+                                  extra={"download_id": event.download_id})
+                    continue
+                if batch:
+                    yield batch
+        finally:
+            subscription.close()
