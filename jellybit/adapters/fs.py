@@ -11,7 +11,7 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +101,34 @@ def inside(path: Path, root: Path) -> bool:
     return real_parent == real_root or real_parent.is_relative_to(real_root)
 
 
+class Roots:
+    """`inside` checks against some roots, memoized per parent folder for one operation.
+
+    One batch asks about thousands of files in a handful of folders; the folders do not move
+    under us meanwhile (Jellybit is the only writer in the libraries), so one realpath each is enough.
+    """
+
+    def __init__(self, roots: Iterable[Path]) -> None:
+        self._roots = [(Path(os.path.normpath(r)), Path(os.path.realpath(r))) for r in roots]
+        self._parents: dict[Path, Path | None] = {}
+
+    def root_of(self, path: Path) -> Path | None:
+        """The root `path` lies inside (its parent resolved through symlinks), or None."""
+        if not path.is_absolute() or path.name in ("", ".", ".."):
+            return None
+        parent = path.parent
+        if parent not in self._parents:
+            real = Path(os.path.realpath(parent))
+            lexical = Path(os.path.normpath(parent))
+            self._parents[parent] = next(
+                (base for base, real_root in self._roots
+                 if (lexical == base or lexical.is_relative_to(base))
+                 and (real == real_root or real.is_relative_to(real_root))),
+                None,
+            )
+        return self._parents[parent]
+
+
 def make_dirs(path: Path) -> list[Path]:
     """Create `path` and missing parents with mode 0755 whatever the umask; return those created."""
     missing: list[Path] = []
@@ -156,15 +184,24 @@ def link_file(
         raise SourceMissing(f"source file is missing: {src}") from exc
     if not stat.S_ISREG(src_st.st_mode):
         raise SourceMissing(f"source is not a regular file: {src}")
-    make_dirs(dst.parent)
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except FileExistsError:
-        return _existing(src_st, dst)
-    except OSError as exc:
-        if exc.errno not in FALLBACK_ERRNOS:
-            raise _fail("link", dst, exc) from exc
-        return _copy(src, dst, src_st, exc, tag or ident.new_id(), on_copy)
+    for attempt in (1, 2):
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except FileExistsError:
+            return _existing(src_st, dst)
+        except FileNotFoundError as exc:
+            if not os.path.lexists(src):
+                raise SourceMissing(f"source file is missing: {src}") from exc
+            if attempt == 2:
+                raise _fail("link", dst, exc) from exc
+            make_dirs(dst.parent)       # the usual case in a new folder: create it, then retry once
+        except OSError as exc:
+            if exc.errno not in FALLBACK_ERRNOS:
+                raise _fail("link", dst, exc) from exc
+            make_dirs(dst.parent)
+            return _copy(src, dst, src_st, exc, tag or ident.new_id(), on_copy)
+        else:
+            break
     st = os.lstat(dst)
     return LinkOutcome(LinkStatus.LINKED, st.st_ino, st.st_dev)
 
@@ -248,7 +285,7 @@ def _copy(
         f"hardlink not possible ({name}: {cause.strerror}); copied {src} to {dst}, "
         "which uses extra disk space"
     )
-    log.warning("copied instead of hardlinking", extra={"src": str(src), "dst": str(dst), "errno": name})
+    log.debug("copied instead of hardlinking", extra={"src": str(src), "dst": str(dst), "errno": name})
     st = os.lstat(dst)
     return LinkOutcome(LinkStatus.COPIED, st.st_ino, st.st_dev, warning)
 

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -172,12 +173,17 @@ class LayoutEngine:
             asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
 
         pending = [r for r in rows if r.status is LinkStatus.PENDING]
+        statuses = {r.id: r.status for r in rows}
         warnings: list[str] = []
         for start in range(0, len(pending), self.chunk):
             chunk = pending[start:start + self.chunk]
             done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
             await self.store.finish_links(done.updates)
+            statuses.update((u.link_id, u.status) for u in done.updates)
             warnings.extend(done.warnings)
+            for warning in done.warnings:
+                log.warning("copied instead of hardlinking",
+                            **for_download(batch.download_id, detail=warning))
             if done.collisions or done.error is not None:
                 await self._roll_back(batch)
                 if done.error is not None:
@@ -188,8 +194,7 @@ class LayoutEngine:
                 return ApplyResult("collision", batch_id=batch.id, collisions=tuple(done.collisions),
                                    message="a different file appeared at a target; nothing was kept")
         superseded = await self.store.commit_batch(batch.id)
-        final = await self.store.links_for_batch(batch.id)
-        count = {status: sum(1 for r in final if r.status is status) for status in LinkStatus}
+        count = Counter(statuses.values())
         log.info("batch committed", **for_download(
             batch.download_id, batch_id=batch.id, linked=count[LinkStatus.LINKED],
             copied=count[LinkStatus.COPIED], existing=count[LinkStatus.EXISTS],
@@ -323,7 +328,7 @@ class LayoutEngine:
             removed, kept = [], []
             for folder in folders:
                 path = Path(folder)
-                root = journal.root_of(path / "x", self.roots.values())
+                root = fs.Roots(self.roots.values()).root_of(path / "x")
                 if root is not None and _is_dir(path):
                     await asyncio.to_thread(fs.prune_empty_dirs, path, root)
                 if _is_dir(path):

@@ -6,16 +6,17 @@ import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from jellybit.adapters import fs
-from jellybit.adapters.containment import resolve_target
+from jellybit.adapters.containment import PATH_MAX, resolve_target
 from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.links import episode_numbers
 from jellybit.core.matching import translate_path
 from jellybit.core.models import Download
 from jellybit.core.plan import Plan, PlanItem, Reason, Role
+from jellybit.core.sanitize import is_sanitized
 from jellybit.errors import JellybitError, UnsafePath
 
 LAID_ROLES = frozenset({Role.VIDEO, Role.SUBTITLE, Role.AUDIO, Role.EXTRA})
@@ -29,26 +30,76 @@ def translate(path: str | None, mappings: list[PathMapping]) -> Path | None:
     return Path(translate_path(path, mappings)) if path else None
 
 
+class Sources:
+    """Where a download's torrent files are on this machine; every one must be inside downloads."""
+
+    def __init__(self, download: Download, paths: PathsConfig) -> None:
+        save = translate(download.save_path, paths.path_map)
+        content = translate(download.content_path, paths.path_map)
+        self.bases: list[str] = []
+        for base in (save, content, content.parent if content else None):
+            if base is not None and str(base) not in self.bases:
+                self.bases.append(str(base))
+        self.download_id = download.id
+        self.downloads = paths.downloads
+        self.guard = fs.Roots([paths.downloads])
+
+    def path(self, source: str) -> Path:
+        """The local path of one torrent file, or UnsafePath / SourceMissing."""
+        parts = source.split("/")
+        if not source or "\0" in source or source.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise UnsafePath(f"source path {source!r} is not a plain path inside the torrent")
+        if not self.bases:
+            raise fs.SourceMissing(f"download {self.download_id} has no save path yet")
+        # qBittorrent's file names are relative to save_path; a plan may also be relative to content_path.
+        candidates = [os.path.join(base, source) for base in self.bases]
+        chosen = Path(next((c for c in candidates if os.path.lexists(c)), candidates[0]))
+        if self.guard.root_of(chosen) is None:
+            raise UnsafePath(f"source {chosen} is outside the downloads directory {self.downloads}")
+        return chosen
+
+
 def source_path(download: Download, source: str, paths: PathsConfig) -> Path:
     """The local path of one torrent file; it must resolve inside `paths.downloads`."""
-    relative = PurePosixPath(source)
-    if (not source or "\0" in source or relative.is_absolute()
-            or any(part in (".", "..") for part in relative.parts)):
-        raise UnsafePath(f"source path {source!r} is not a plain path inside the torrent")
-    save = translate(download.save_path, paths.path_map)
-    content = translate(download.content_path, paths.path_map)
-    bases: list[Path] = []
-    for base in (save, content, content.parent if content else None):
-        if base is not None and base not in bases:
-            bases.append(base)
-    if not bases:
-        raise fs.SourceMissing(f"download {download.id} has no save path yet")
-    # qBittorrent's file names are relative to save_path; a plan may also be relative to content_path.
-    candidates = [base / relative for base in bases]
-    chosen = next((c for c in candidates if os.path.lexists(c)), candidates[0])
-    if not fs.inside(chosen, paths.downloads):
-        raise UnsafePath(f"source {chosen} is outside the downloads directory {paths.downloads}")
-    return chosen
+    return Sources(download, paths).path(source)
+
+
+class TargetGate:
+    """`resolve_target` per parent folder, once; each file name still gets the gate's own checks.
+
+    A season pack puts thousands of files in a few folders: the folder chain is proven inside
+    the root once, and the last component is checked like resolve_target checks it.
+    """
+
+    def __init__(self) -> None:
+        self._parents: dict[tuple[Path, str], Path] = {}
+
+    def resolve(self, root: Path, target: str) -> Path:
+        """Return the absolute target inside root, or raise UnsafePath."""
+        parent, sep, name = target.rpartition("/")
+        if not sep or not parent:
+            return resolve_target(root, target)
+        key = (root, parent)
+        base = self._parents.get(key)
+        if base is None:
+            base = resolve_target(root, parent)
+            try:
+                if not stat.S_ISDIR(os.lstat(base).st_mode):
+                    raise UnsafePath(f"parent is not a directory: {parent!r}")
+            except FileNotFoundError:
+                pass
+            self._parents[key] = base
+        if name in (".", "..") or "\0" in name or not is_sanitized(name):
+            raise UnsafePath(f"target component is not sanitized: {name!r}")
+        dst = base / name
+        if len(os.fsencode(dst)) >= PATH_MAX:
+            raise UnsafePath(f"target path is longer than {PATH_MAX} bytes")
+        try:
+            if stat.S_ISLNK(os.lstat(dst).st_mode):
+                raise UnsafePath(f"target is a symlink: {target!r}")
+        except FileNotFoundError:
+            pass
+        return dst
 
 
 def episodes_on_disk(directory: Path) -> dict[tuple[int, int], list[Path]]:
@@ -114,6 +165,7 @@ def inspect(
     items = list(plan.items)
     seen: dict[Path, int] = {}
     season_dirs: dict[Path, dict[tuple[int, int], list[Path]]] = {}
+    gate, sources = TargetGate(), Sources(download, paths)
     for index, item in enumerate(items):
         if item.role not in LAID_ROLES or not item.target or not item.library or item.status == COLLISION:
             continue  # naming left it unplaced, or already reports the clash (layout_reasons)
@@ -121,8 +173,8 @@ def inspect(
         try:
             if root is None:
                 raise UnsafePath(f"unknown library {item.library!r}")
-            dst = resolve_target(root, item.target)
-            src = source_path(download, item.source, paths)
+            dst = gate.resolve(root, item.target)
+            src = sources.path(item.source)
         except UnsafePath as exc:
             result.unsafe.append(exc.message)
             continue

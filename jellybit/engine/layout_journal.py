@@ -41,15 +41,6 @@ class TakeBack:
     pruned: list[str] = field(default_factory=list)
 
 
-def root_of(dst: Path, roots: Iterable[Path]) -> Path | None:
-    """The library root a target lies in (through no symlinked parent), or None."""
-    for root in roots:
-        base = Path(os.path.normpath(root))
-        if Path(os.path.normpath(dst)).is_relative_to(base) and fs.inside(dst, base):
-            return base
-    return None
-
-
 def is_copy(row: FileLink) -> bool:
     """A row's target is a copy (undo needs the source) rather than a hardlink of the source."""
     if row.status is LinkStatus.COPIED:
@@ -66,12 +57,12 @@ def _same_source(row: FileLink, src: Path) -> None:
 def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCopy | None) -> ChunkResult:
     """Link (or copy) each pending row's target; stop at the first collision or error."""
     result = ChunkResult()
-    roots = list(roots)
+    guard = fs.Roots(roots)
     touched: set[Path] = set()
     for row in rows:
         src, dst = Path(row.src_path), Path(row.dst_path)
         try:
-            if root_of(dst, roots) is None:
+            if guard.root_of(dst) is None:
                 raise UnsafePath(f"target {dst} is not inside a library root")
             _same_source(row, src)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
@@ -132,13 +123,13 @@ def _prune(dirs: Mapping[Path, Path], result: TakeBack) -> None:
 def take_back(rows: Sequence[FileLink], roots: Iterable[Path], *, why: str) -> TakeBack:
     """Undo rows: remove live targets under the rules of invariant 6, then prune emptied folders."""
     result = TakeBack()
-    roots = list(roots)
+    guard = fs.Roots(roots)
     dirs: dict[Path, Path] = {}
     for row in rows:
         if not row.live:
             continue
         dst = Path(row.dst_path)
-        root = root_of(dst, roots)
+        root = guard.root_of(dst)
         if root is None:
             reason = "not inside a library root"
             result.refused.append((str(dst), reason))

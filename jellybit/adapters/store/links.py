@@ -80,11 +80,16 @@ class LinksMixin:
         """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
         batch_id = ident.new_id()
         now = clock.now()
-        rows = [
-            (ident.new_id(), download_id, batch_id, new.src_path, new.dst_path, new.kind,
-             LinkStatus(new.status).value, new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
-             new.dst_ino, new.message, now, now)
+        stored = [
+            FileLink(ident.new_id(), download_id, batch_id, new.src_path, new.dst_path, new.kind,
+                     LinkStatus(new.status), new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
+                     new.dst_ino, new.message, now, now)
             for new in links
+        ]
+        rows = [
+            (r.id, r.download_id, r.apply_batch_id, r.src_path, r.dst_path, r.kind, r.status.value, r.size,
+             r.src_dev, r.src_ino, r.src_mtime_ns, r.dst_ino, r.message, r.created_at, r.updated_at)
+            for r in stored
         ]
         async with self.write() as conn:  # type: ignore[attr-defined]
             await conn.execute(
@@ -97,8 +102,7 @@ class LinksMixin:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-        batch = ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None)
-        return batch, await self.links_for_batch(batch_id)
+        return ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None), stored
 
     async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
         """Record a pending copy's inode before it is published (so recovery can recognise it)."""
