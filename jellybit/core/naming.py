@@ -28,7 +28,13 @@ from jellybit.core.names import (
     version_label,
 )
 from jellybit.core.plan import MediaType, Plan, PlanItem, Reason, Role, Work
-from jellybit.core.sanitize import MAX_COMPONENT_BYTES, sanitize_component, sanitize_filename, truncate_utf8
+from jellybit.core.sanitize import (
+    MAX_COMPONENT_BYTES,
+    clean_text,
+    sanitize_component,
+    sanitize_filename,
+    truncate_utf8,
+)
 from jellybit.core.sidecars import sidecar_name
 
 __all__ = [
@@ -47,6 +53,7 @@ COLLISION = "collision"
 SKIPPED = "skipped"
 _EXTRA_STEM_BYTES = 180
 _MAX_TRIES = 1000
+_UNNUMBERED = "no season/episode numbering"
 _PRIMARY = (Role.VIDEO, Role.EXTRA)
 _FOLLOWERS = (Role.SUBTITLE, Role.AUDIO)
 
@@ -57,8 +64,9 @@ def _note(*parts: str | None) -> str | None:
 
 
 def _keep_note(item: PlanItem) -> str | None:
-    """A note someone else wrote survives; one layout wrote before is recomputed."""
-    return None if (item.note or "").startswith(NOTE_PREFIX) else item.note
+    """A note someone else wrote survives; what layout wrote before is recomputed."""
+    note = (item.note or "").split(" | " + NOTE_PREFIX)[0]
+    return None if not note or note.startswith(NOTE_PREFIX) else note
 
 
 def _join_note(item: PlanItem, note: str | None) -> str | None:
@@ -185,6 +193,11 @@ class _Layout:
                 notes.append("Jellyfin does not combine versions with parts")
             return base, stem, "; ".join(notes) or None
         numbering = self.episode_numbering(item)
+        if numbering == _UNNUMBERED and item.season == 0:
+            # docs media/shows "Show Specials": a special may carry a descriptive name instead.
+            own = sanitize_component(truncate_utf8(clean_text(source_stem(item.source)), _EXTRA_STEM_BYTES),
+                                     fallback="Special")
+            return base / season_folder(0), avoid_ignored(own), "special without a number keeps its name"
         if isinstance(numbering, str):
             return numbering
         season, code, note = numbering
@@ -221,7 +234,7 @@ class _Layout:
             # Emby.Naming EpisodeExpressions: 'yyyy-MM-dd' marks a by-date episode.
             s = season if season is not None else day.year
             return s, day.isoformat(), None
-        return "no season/episode numbering"
+        return _UNNUMBERED
 
     def place_video(self, index: int, item: PlanItem, work: Work) -> None:
         named = self.video_name(item, work)
@@ -356,7 +369,7 @@ def layout_reasons(plan: Plan) -> tuple[Reason, ...]:
         if item.status == COLLISION:
             reasons.append(Reason("target_collision", f"{item.source} → {item.target}: {item.note}",
                                   weight=1.0, blocking=True))
-        elif item.status == SKIPPED and (item.note or "").find(NOTE_PREFIX) >= 0 and item.target is None:
+        elif item.status == SKIPPED and item.target is None and NOTE_PREFIX in (item.note or ""):
             blocking = item.role is Role.VIDEO
             reasons.append(Reason("unplaced_file", f"{item.source}: {item.note}",
                                   weight=1.0 if blocking else 0.1, blocking=blocking))

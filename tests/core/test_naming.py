@@ -499,6 +499,21 @@ def test_ignored_and_samples_get_no_target_and_relayout_is_stable() -> None:
     assert Plan.from_json(once.to_json()) == once
 
 
+def test_notes_of_others_survive_relayout_once() -> None:
+    plan = Plan(items=(video("a.mkv", season=1, episodes=(1, 3), note="from review"),))
+    once = layout_targets(plan, SHOW)
+    assert once.items[0].note == "from review | layout: episodes [1, 3] are not contiguous; named as a range"
+    assert layout_targets(once, SHOW) == once
+
+
+def test_unnumbered_special_keeps_a_descriptive_name() -> None:
+    # docs media/shows "Show Specials": "Season 00/Some Special.mkv"
+    plan = layout_targets(Plan(items=(video("x/Some Special.mkv", season=0),
+                                      sub("x/Some Special.en.srt", language="en"))), SHOW)
+    assert targets(plan) == ["Series Name (2018) [tvdbid-79168]/Season 00/Some Special.mkv",
+                             "Series Name (2018) [tvdbid-79168]/Season 00/Some Special.en.srt"]
+
+
 def test_no_work_at_all_places_nothing() -> None:
     plan = layout_targets(Plan(items=(video("m.mkv"), sub("m.srt"))), None)
     assert targets(plan) == [None, None]
