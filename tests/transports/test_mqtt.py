@@ -1,0 +1,291 @@
+"""The MQTT bridge against a real mosquitto and the real engine (store, worker, commands)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from jellybit.adapters.store import Store
+from jellybit.client import JellybitClient
+from jellybit.config import Config, MqttConfig
+from jellybit.core.states import State
+from jellybit.protocol import Command, Topics
+from jellybit.transports.mqtt import MqttBridge
+from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from tests.support.engine import Engine, EngineFactory
+from tests.support.mosquitto import Broker
+from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
+
+HASH = "0123456789abcdef0123456789abcdef01234567"
+
+
+@dataclass
+class Bus:
+    """A running bridge plus a client and a raw observer on one unique base topic."""
+
+    engine: Engine
+    bridge: MqttBridge
+    client: JellybitClient
+    topics: Topics
+    config: MqttConfig
+    task: asyncio.Task[None]
+
+
+def mqtt_config(broker: Broker, base: str, **extra: Any) -> MqttConfig:
+    return MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", **extra)
+
+
+async def start_bridge(engine: Engine, config: MqttConfig, *,
+                       sweep: float = 60.0) -> tuple[MqttBridge, asyncio.Task]:
+    full = Config(mqtt=config)
+    state = EngineState(engine.commands, engine.bus, full, sweep_interval=sweep, info_interval=sweep)
+    bridge = MqttBridge(config, handlers=build_handlers(engine.commands), state=state, results=engine.store,
+                        min_backoff=0.05, max_backoff=0.2)
+    task = asyncio.create_task(bridge.run())
+    await asyncio.wait_for(bridge.connected.wait(), 10)
+    return bridge, task
+
+
+async def stop_bridge(bridge: MqttBridge, task: asyncio.Task) -> None:
+    await bridge.stop()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+@pytest.fixture
+async def bus(make_engine: EngineFactory, mosquitto: Broker) -> AsyncIterator[Bus]:
+    engine = await make_engine()
+    base = f"jb-{uuid.uuid4().hex[:10]}"
+    config = mqtt_config(mosquitto, base)
+    bridge, task = await start_bridge(engine, config)
+    async with JellybitClient(config, name="test") as client:
+        yield Bus(engine, bridge, client, Topics(base), config, task)
+    await stop_bridge(bridge, task)
+
+
+async def retained(config: MqttConfig, topic: str, *, within: float = 5.0) -> bytes | None:
+    """The retained payload of a topic as a fresh subscriber sees it (None when there is none)."""
+    async with aiomqtt.Client("127.0.0.1", int(config.url.rsplit(":", 1)[1]),
+                              identifier=f"obs-{uuid.uuid4().hex[:8]}") as observer:
+        await observer.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(within):
+                async for message in observer.messages:
+                    if message.retain:
+                        return bytes(message.payload)
+        except TimeoutError:
+            return None
+    return None
+
+
+async def eventually_retained(config: MqttConfig, topic: str, predicate: Any, within: float = 10.0) -> Any:
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        raw = await retained(config, topic, within=0.5)
+        value = json.loads(raw) if raw else None
+        if predicate(value):
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            pytest.fail(f"{topic} never satisfied the condition; last: {value!r}")
+        await asyncio.sleep(0.05)
+
+
+async def test_availability_info_and_summary_are_retained(bus: Bus) -> None:
+    assert await retained(bus.config, bus.topics.availability) == b"online"
+    info = json.loads(await retained(bus.config, bus.topics.info) or b"{}")
+    assert info["protocol"] == 1
+    assert info["qbittorrent"]["enabled"] is True
+    assert "password" not in json.dumps(info).lower()
+    summary = json.loads(await retained(bus.config, bus.topics.summary) or b"{}")
+    assert summary["active"] == 0
+    assert summary["states"]["queued"] == 0
+
+
+async def test_add_by_plain_magnet_and_the_download_topic(bus: Bus) -> None:
+    response = await bus.client.request(Command.ADD, f"magnet:?xt=urn:btih:{HASH}&dn=Фарго.S02")
+    assert response.status == "ok", response.error
+    assert response.data["created"] is True
+    download_id = response.data["id"]
+    payload = await eventually_retained(bus.config, bus.topics.download(download_id),
+                                        lambda v: v and v["state"] == "queued")
+    assert payload["name"] == "Фарго.S02"
+    assert payload["infohashes"] == [HASH]
+    again = await bus.client.request(Command.ADD, {"source": HASH, "context": "second season"})
+    assert again.data == {**again.data, "id": download_id, "created": False, "joined": True}
+    summary = await eventually_retained(bus.config, bus.topics.summary, lambda v: v and v["active"] == 1)
+    assert summary["states"]["queued"] == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "payload", "code"),
+    [
+        ("apply", b"{not json", "invalid_argument"),
+        ("apply", b"[1, 2]", "invalid_argument"),
+        ("apply", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz", "bogus": 1}', "invalid_argument"),
+        ("get", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"}', "not_found"),
+        ("get", b'{"id": "../../etc"}', "not_found"),
+        ("undo", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"}', "not_found"),
+        ("frobnicate", b"{}", "unknown_command"),
+        ("add", b"magnet:?xt=urn:btih:nothex", "invalid_source"),
+        ("add", b'{"torrent": "!!!"}', "invalid_argument"),
+        ("add", b'{"torrent": "' + b"A" * 64 + b'"}', "invalid_source"),
+        ("list", b'{"limit": 0}', "invalid_argument"),
+        ("defer", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"}', "invalid_argument"),
+    ],
+)
+async def test_bad_requests_get_an_error_and_change_nothing(bus: Bus, command: str, payload: bytes,
+                                                            code: str) -> None:
+    before = await bus.engine.store.count_downloads()
+    response = await bus.client.request(command, payload)
+    assert response.status == "error"
+    assert response.error is not None
+    assert response.error.code == code, response.error
+    assert response.error.message
+    assert await bus.engine.store.count_downloads() == before
+    assert not bus.task.done()                          # nothing crashed
+    ok = await bus.client.request(Command.LIST, {})
+    assert ok.status == "ok"
+
+
+async def test_oversized_payload_is_refused(make_engine: EngineFactory, mosquitto: Broker) -> None:
+    engine = await make_engine()
+    config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}", max_payload_bytes=1024)
+    bridge, task = await start_bridge(engine, config)
+    try:
+        async with JellybitClient(config) as client:
+            response = await client.request(Command.ADD, {"source": HASH, "context": "x" * 2000})
+        assert response.error is not None
+        assert response.error.code == "payload_too_large"
+        assert await engine.store.count_downloads() == 0
+    finally:
+        await stop_bridge(bridge, task)
+
+
+async def test_default_response_topic_echoes_the_transaction(bus: Bus) -> None:
+    port = int(bus.config.url.rsplit(":", 1)[1])
+    async with aiomqtt.Client("127.0.0.1", port, identifier=f"raw-{uuid.uuid4().hex[:8]}") as raw:
+        await raw.subscribe(bus.topics.response(Command.LIST), qos=1)
+        await raw.publish(bus.topics.request(Command.LIST), json.dumps({"transaction": "t-42"}), qos=1)
+        async with asyncio.timeout(10):
+            message = await anext(aiter(raw.messages))
+    body = json.loads(message.payload)
+    assert body["transaction"] == "t-42"
+    assert body["status"] == "ok"
+    assert body["data"]["items"] == []
+    assert body["data"]["total"] == 0
+
+
+async def test_mqtt5_response_topic_and_correlation_data_are_honoured(bus: Bus) -> None:
+    port = int(bus.config.url.rsplit(":", 1)[1])
+    reply = f"elsewhere/{uuid.uuid4().hex}"
+    async with aiomqtt.Client("127.0.0.1", port, identifier=f"v5-{uuid.uuid4().hex[:8]}",
+                              protocol=aiomqtt.ProtocolVersion.V5) as raw:
+        await raw.subscribe(reply, qos=1)
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = reply
+        props.CorrelationData = b"corr-7"
+        await raw.publish(bus.topics.request(Command.GET), b'{"id": "nope"}', qos=1, properties=props)
+        async with asyncio.timeout(10):
+            message = await anext(aiter(raw.messages))
+    assert message.properties.CorrelationData == b"corr-7"
+    assert json.loads(message.payload)["error"]["code"] == "not_found"
+
+
+async def test_a_repeated_transaction_runs_once_even_across_restarts(
+    make_engine: EngineFactory, mosquitto: Broker, tmp_path: Path
+) -> None:
+    config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
+    request = {"source": HASH, "context": "once", "transaction": "tx-1"}
+    engine = await make_engine()
+    bridge, task = await start_bridge(engine, config)
+    async with JellybitClient(config) as client:
+        first = await client.request(Command.ADD, request)
+        second = await client.request(Command.ADD, request)
+    await stop_bridge(bridge, task)
+    assert first.status == "ok"
+    assert second.model_dump() == first.model_dump()
+    assert await engine.store.count_downloads() == 1
+
+    # A new worker over the same database file answers from the stored result.
+    store = Store(engine.store.path)
+    await store.open()
+    try:
+        assert await store.command_result("add", "tx-1") == first.model_dump_json()
+    finally:
+        await store.close()
+    await engine.store.close()
+    await engine.store.open()
+    bridge, task = await start_bridge(engine, config)
+    try:
+        async with JellybitClient(config) as client:
+            third = await client.request(Command.ADD, request)
+        assert third.model_dump() == first.model_dump()
+        assert await engine.store.count_downloads() == 1
+    finally:
+        await stop_bridge(bridge, task)
+
+
+async def test_review_flow_publishes_review_and_events(
+    make_engine: EngineFactory, mosquitto: Broker, qbittorrent: QbittorrentInstance
+) -> None:
+    engine = await make_engine(qbittorrent.config(), automatic=False)
+    config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
+    topics = Topics(config.base_topic)
+    bridge, task = await start_bridge(engine, config)
+    events: list[dict[str, Any]] = []
+    port = int(config.url.rsplit(":", 1)[1])
+    try:
+        async with aiomqtt.Client("127.0.0.1", port, identifier=f"ev-{uuid.uuid4().hex[:8]}") as observer, \
+                JellybitClient(config) as client:
+            await observer.subscribe(topics.events, qos=1)
+
+            async def collect() -> None:
+                async for message in observer.messages:
+                    events.append(json.loads(message.payload))
+
+            collector = asyncio.create_task(collect())
+            seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001", {"Some.Movie.2001.mkv": 50_000})
+            added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
+            download_id = added.data["id"]
+            await engine.settle(download_id, State.REVIEW)
+            review = await eventually_retained(config, topics.review(download_id), lambda v: v is not None)
+            assert review["id"] == download_id
+            assert review["plan"]
+            assert review["candidates"]
+            assert review["candidates"][0]["provider"]
+
+            detail = await client.request(Command.GET, {"id": download_id})
+            assert [t["to"] for t in detail.data["timeline"]][:3] == ["queued", "downloading", "recognizing"]
+            candidate = detail.data["recognition"]["candidates"][0]["id"]
+            applied = await client.request(Command.APPLY, {"id": download_id, "candidate_id": candidate})
+            assert applied.status == "ok", applied.error
+            await engine.settle(download_id, State.DONE)
+            await eventually_retained(config, topics.download(download_id),
+                                      lambda v: v and v["state"] == "done")
+            assert await retained(config, topics.review(download_id), within=0.5) is None
+            deadline = asyncio.get_running_loop().time() + 5
+            while "done" not in {e["event_type"] for e in events}:
+                assert asyncio.get_running_loop().time() < deadline, events
+                await asyncio.sleep(0.05)
+            collector.cancel()
+        kinds = [e["event_type"] for e in events if e["id"] == download_id]
+        assert kinds[0] == "added"
+        assert "review_requested" in kinds
+        assert kinds[-1] == "done"
+        done = next(e for e in events if e["event_type"] == "done")
+        assert done["from"] == "applying"
+        assert done["to"] == "done"
+        assert done["at"].endswith("Z")
+    finally:
+        await stop_bridge(bridge, task)
