@@ -110,7 +110,7 @@ def discovery_payload(topics: Topics, node_id: str, *, panel_url: str | None,
         device["cu"] = panel_url
     return {
         "dev": device,
-        "o": {"name": "jellybit", "sw": __version__, "url": panel_url or "https://jellyfin.org"},
+        "o": {"name": "jellybit", "sw": __version__, "url": panel_url or "http://127.0.0.1:8099"},
         "avty": [{"t": topics.availability, "pl_avail": AVAILABILITY_ONLINE,
                   "pl_not_avail": AVAILABILITY_OFFLINE}],
         "qos": 1,
