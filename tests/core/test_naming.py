@@ -10,7 +10,7 @@ from jellybit.core.names import episode_code, extras_folder, id_tag, season_fold
 from jellybit.core.naming import layout_reasons, layout_targets, parse_title_folder, title_folder
 from jellybit.core.plan import MediaType, Plan, PlanItem, Role, Work
 from jellybit.core.sidecars import normalize_flags, normalize_language, track_title
-from tests.core import jellyfin_oracle as jf
+from tests.support import jellyfin_oracle as jf
 
 MOVIE = Work(MediaType.MOVIE, "Film", 2010, "tmdb", "65567")
 SHOW = Work(MediaType.SERIES, "Series Name", 2018, "tvdb", "79168")
@@ -527,7 +527,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from jellybit.adapters.containment import resolve_target  # noqa: E402
 from jellybit.core.sanitize import is_sanitized, is_within  # noqa: E402
-from tests.core.test_sanitize import assert_safe_component, tricky_text  # noqa: E402
+from tests.support.path_props import assert_safe_component, tricky_text  # noqa: E402
 
 LIBRARY = PurePosixPath("/srv/media")
 texts = st.one_of(tricky_text, st.text(min_size=100, max_size=600),
