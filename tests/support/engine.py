@@ -159,7 +159,15 @@ class Engine:
 
     async def settle(self, download_id: str, *states: State, within: float = 20.0) -> Download:
         """Poll until the download reaches one of the states (stage tasks run meanwhile)."""
-        await self.poll_until(lambda: self.state_is(download_id, *states), within=within)
+        try:
+            await self.poll_until(lambda: self.state_is(download_id, *states), within=within)
+        except pytest.fail.Exception:
+            history = await self.store.transitions(download_id)
+            last = history[-1] if history else None
+            recognition = await self.store.current_recognition(download_id)
+            why = [r.message for r in recognition.reasons] if recognition else []
+            pytest.fail(f"download never reached {[s.value for s in states]}; it is "
+                        f"{last.to_state if last else '?'} ({last.reason if last else ''}) {why}")
         return await self.store.get_download(download_id)
 
     async def path(self, download_id: str) -> list[tuple[str | None, str]]:
