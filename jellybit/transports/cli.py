@@ -103,6 +103,16 @@ def cmd_remote(args: argparse.Namespace) -> int:
     return asyncio.run(run_remote(args, config))
 
 
+def cmd_healthcheck(args: argparse.Namespace) -> int:
+    """Check the database, the broker and that the worker answers."""
+    from jellybit.transports.cli_health import run_healthcheck
+
+    config = load_config(args.config)
+    setup_logging("WARNING", "text", stream=sys.stderr)
+    return run_healthcheck(config, database=not args.no_database, bus=not args.no_bus,
+                           timeout=args.timeout, as_json=args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="jellybit", description=__doc__)
@@ -122,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
     add("run", cmd_run, "run the worker")
+    p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")
+    p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
+    p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
     from jellybit.transports.cli_remote import add_remote_commands
 

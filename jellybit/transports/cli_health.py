@@ -1,0 +1,100 @@
+"""`jellybit healthcheck`: the database, the broker, and the worker answering on the bus.
+
+Used by docker-compose health checks; exit 0 when every check passes, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from jellybit.client import JellybitClient, NoAnswer
+from jellybit.config import Config
+from jellybit.protocol import AVAILABILITY_ONLINE, Command
+
+
+@dataclass(frozen=True)
+class Check:
+    """One health check result."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+async def check_database(config: Config) -> Check:
+    """The database opens, every migration is applied, and SQLite's quick check passes."""
+    from jellybit.adapters.store import Store, load_migrations
+
+    path = config.storage.database
+    if not path.exists():
+        return Check("database", False, f"{path} does not exist (run `jellybit migrate` or start the worker)")
+    store = Store(path)
+    try:
+        await store.open(migrate=False)
+        applied = await store.applied_migrations()
+        wanted = [m.version for m in load_migrations()]
+        if applied != wanted:
+            return Check("database", False, f"migrations applied {applied}, expected {wanted}")
+        row = await store.fetchone("PRAGMA quick_check")
+        verdict = row[0] if row else "no answer"
+        return Check("database", verdict == "ok", f"{path}: quick_check {verdict}")
+    except Exception as exc:  # report, never crash, in a health check
+        return Check("database", False, f"{path}: {exc}")
+    finally:
+        await store.close()
+
+
+async def check_bus(config: Config, timeout: float) -> list[Check]:  # noqa: ASYNC109
+    """The broker accepts us, the worker says `online`, and it answers a request."""
+    try:
+        async with JellybitClient(config.mqtt, name="health") as client:
+            checks = [Check("broker", True, config.mqtt.url)]
+            availability = b""
+            try:
+                async with asyncio.timeout(timeout):
+                    async for _topic, payload, retained in client.watch(client.topics.availability):
+                        availability = payload
+                        if retained or payload:
+                            break
+            except TimeoutError:
+                pass
+            online = availability.decode(errors="replace") == AVAILABILITY_ONLINE
+            checks.append(Check("worker availability", online, availability.decode(errors="replace")
+                                or "nothing retained"))
+            try:
+                response = await client.request(Command.LIST, {"limit": 1}, timeout=timeout)
+                checks.append(Check("worker answers", response.status == "ok",
+                                    f"list answered {response.status}"))
+            except NoAnswer as exc:
+                checks.append(Check("worker answers", False, str(exc)))
+            return checks
+    except NoAnswer as exc:
+        return [Check("broker", False, str(exc))]
+
+
+async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: float) -> list[Check]:  # noqa: ASYNC109
+    """Run the selected checks."""
+    checks: list[Check] = []
+    if database:
+        checks.append(await check_database(config))
+    if bus:
+        checks.extend(await check_bus(config, timeout))
+    return checks
+
+
+def run_healthcheck(config: Config, *, database: bool = True, bus: bool = True, timeout: float = 5.0,
+                    as_json: bool = False, out: TextIO = sys.stdout) -> int:
+    """Print the checks; 0 when all pass."""
+    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout))
+    healthy = all(c.ok for c in checks)
+    if as_json:
+        out.write(json.dumps({"healthy": healthy,
+                              "checks": [c.__dict__ for c in checks]}, ensure_ascii=False) + "\n")
+    else:
+        for c in checks:
+            out.write(f"{'ok  ' if c.ok else 'FAIL'}  {c.name}: {c.detail}\n")
+    return 0 if healthy else 1
