@@ -1,0 +1,161 @@
+"""Wiring: the one place that knows the concrete classes. `build_app(config)`, then `run(config)`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+from jellybit.adapters.jellyfin import JellyfinRefresher
+from jellybit.adapters.qbittorrent import QbittorrentClient
+from jellybit.adapters.store import Store
+from jellybit.config import Config
+from jellybit.core.models import Download
+from jellybit.core.ports import Layouter, Recognizer
+from jellybit.engine.commands import Commands
+from jellybit.engine.events import EventBus
+from jellybit.engine.layout import LayoutEngine
+from jellybit.engine.worker import Worker
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 60.0
+
+
+@dataclass
+class App:
+    """Every long-lived object of one worker process, and the order to start and stop them."""
+
+    config: Config
+    store: Store
+    bus: EventBus
+    client: QbittorrentClient
+    recognizer: Recognizer
+    layouter: Layouter
+    refresher: JellyfinRefresher
+    worker: Worker
+    commands: Commands
+    bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
+    _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        """Open (and migrate) the store, then start the worker and the transports."""
+        await self.store.open()
+        await self.worker.start()
+        self._tasks.append(asyncio.create_task(self.worker.run(), name="worker"))
+        if self.bridge is not None:
+            self._tasks.append(asyncio.create_task(self.bridge.run(), name="mqtt"))
+        log.info("jellybit started", extra={"database": str(self.config.storage.database)})
+
+    async def wait(self) -> None:
+        """Return when any task ends by itself (a crash); its exception is raised."""
+        if not self._tasks:
+            return
+        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    async def stop(self) -> None:
+        """Stop in order: transports (offline), the worker (cycle and stages finish), clients, store."""
+        worker_task = next((t for t in self._tasks if t.get_name() == "worker"), None)
+        others = [t for t in self._tasks if t is not worker_task]
+        if self.bridge is not None:
+            with contextlib.suppress(Exception):
+                await self.bridge.stop()
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        await self.worker.stop()
+        if worker_task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(worker_task), STOP_TIMEOUT)
+            except TimeoutError:
+                log.warning("the worker did not stop in time; cancelling it")
+                worker_task.cancel()
+                await asyncio.gather(worker_task, return_exceptions=True)
+            except Exception:
+                log.exception("the worker ended with an error")
+        self._tasks.clear()
+        await self.refresher.close()
+        await self.client.close()
+        await self.store.close()
+        log.info("jellybit stopped")
+
+
+def _recognizer(config: Config, store: Store) -> Recognizer:
+    """The recognition issue's assembly; review-only (never automatic) until it is installed."""
+    try:
+        from jellybit.engine.recognizer import build_recognizer  # type: ignore[attr-defined]
+    except ImportError:
+        from jellybit.engine.review_only import ReviewOnlyRecognizer
+
+        log.warning("no recognizer installed: every download goes to review")
+        return ReviewOnlyRecognizer()
+    return build_recognizer(config, store)  # type: ignore[no-any-return]
+
+
+def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands) -> Any:
+    """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
+    try:
+        from jellybit.protocol import Topics
+        from jellybit.transports.homeassistant import HomeAssistantDiscovery
+        from jellybit.transports.mqtt import MqttBridge
+        from jellybit.transports.mqtt_engine import EngineState, build_handlers
+    except ImportError:  # pragma: no cover - the transports ship together with the engine
+        return None
+    state = EngineState(commands, bus, config)
+    extensions: tuple[Any, ...] = ()
+    if config.mqtt.discovery:
+        topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
+        extensions = (HomeAssistantDiscovery(topics, panel_url=config.panel.base_url),)
+    return MqttBridge(config.mqtt, handlers=build_handlers(commands), state=state, results=store,
+                      extensions=extensions)
+
+
+def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter: Layouter | None = None,
+              mqtt: bool = True) -> App:
+    """Build (not start) every component from the configuration."""
+    store = Store(config.storage.database)
+    bus = EventBus()
+    client = QbittorrentClient(config.qbittorrent)
+    recognizer = recognizer or _recognizer(config, store)
+    layouter = layouter or LayoutEngine(store, config.paths)
+    refresher = JellyfinRefresher(config.jellyfin)
+
+    def on_done(download: Download) -> None:
+        refresher.request_refresh(download.display_name)
+
+    worker = Worker(store, bus, client, recognizer, layouter, worker=config.worker,
+                    qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
+    commands = Commands.from_config(config, store, bus, worker)
+    bridge = _bridge(config, store, bus, commands) if mqtt else None
+    return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge)
+
+
+async def run(config: Config, *, app: App | None = None) -> None:
+    """Run until SIGTERM or SIGINT, then stop cleanly (in-flight transactions finish)."""
+    app = app or build_app(config)
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await app.start()
+    try:
+        stopper = asyncio.create_task(stopping.wait())
+        crashed = asyncio.create_task(app.wait())
+        done, _ = await asyncio.wait({stopper, crashed}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (stopper, crashed):
+            if task not in done:
+                task.cancel()
+        if crashed in done and crashed.exception() is not None:
+            log.error("a component crashed; stopping", exc_info=crashed.exception())
+        elif stopping.is_set():
+            log.info("stop requested")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await app.stop()
