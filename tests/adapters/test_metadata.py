@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jellybit import clock
 from jellybit.adapters.metadata import (
     MetadataAuthError,
     MetadataNotFound,
@@ -290,12 +290,16 @@ async def test_without_a_store_a_memory_cache_is_used(fake_tmdb: FakeTmdb) -> No
 
 
 async def test_cache_entries_expire(fake_tmdb: FakeTmdb, store, make) -> None:
-    provider = make(fake_tmdb, store, cache_hours=0.2 / 3600)
+    provider = make(fake_tmdb, store, cache_hours=2)
     query = MetadataQuery("The Matrix", media_type="movie", year=1999)
     await provider.search(query)
     await provider.search(query)
     assert len(fake_tmdb.calls("/search/movie")) == 1
-    await asyncio.sleep(0.25)
+    (row,) = await store.fetchall("SELECT created_at, expires_at FROM metadata_cache")
+    lifetime = clock.parse_time(row["expires_at"]) - clock.parse_time(row["created_at"])
+    assert lifetime == timedelta(hours=2)
+    # Two hours pass:
+    await store.conn.execute("UPDATE metadata_cache SET expires_at = ?", (row["created_at"],))
     await provider.search(query)
     assert len(fake_tmdb.calls("/search/movie")) == 2
 
@@ -448,7 +452,8 @@ async def test_keys_never_reach_logs_errors_or_the_cache(
     fake_tmdb.rate_limit("0")
     await tmdb.details("movie", "603")
     errors = []
-    wrong = (make(fake_tmdb, api_key="badbadbadbadbadbadbadbadbadbad00"), make(fake_tvdb, pin="0000"))
+    wrong = (make(fake_tmdb, api_key="badbadbadbadbadbadbadbadbadbad00"),
+             make(fake_tvdb, pin="wrong-pin-q9z"))
     for provider in wrong:
         with pytest.raises(AdapterError) as caught:
             await provider.search(MetadataQuery("Fargo", media_type="series"))
@@ -458,7 +463,7 @@ async def test_keys_never_reach_logs_errors_or_the_cache(
     text = caplog.text + "\n".join(errors) + "".join(r["key"] + r["body"] for r in rows)
     assert "HTTP Request" in caplog.text                     # httpx did log the URLs
     for secret in (FakeTmdb.API_KEY, FakeTvdb.API_KEY, FakeTvdb.PIN, "tvdb-token-1",
-                   "badbadbadbadbadbadbadbadbadbad00", "0000"):
+                   "badbadbadbadbadbadbadbadbadbad00", "wrong-pin-q9z"):
         assert secret not in text
 
 

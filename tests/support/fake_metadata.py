@@ -221,7 +221,7 @@ class FakeTvdb(_CatalogueServer):
 
     prefix = "/v4"
     API_KEY = "tvdb-project-key-7f3a"
-    PIN = "4321"
+    PIN = "tvdb-pin-4321-zx"
 
     def __init__(self, catalogue: Catalogue) -> None:
         super().__init__(catalogue)
