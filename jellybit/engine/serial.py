@@ -137,6 +137,12 @@ class Serializer:
             # A bug in one stage must not kill the worker; the next poll retries the stage.
             log.exception("%s stage crashed", kind, **for_download(download_id))
 
+    async def wait_stage(self, download_id: str) -> None:
+        """Wait until the download's last stage task (relevant or stale) has ended."""
+        stage = self._stages.get(download_id)
+        if stage is not None:
+            await asyncio.wait({stage.task})
+
     @asynccontextmanager
     async def external(self, download_id: str) -> AsyncIterator[None]:
         """Mark the running stage as waiting on an outside system (safe to cancel on stop)."""

@@ -459,3 +459,42 @@ async def test_delete_title_checks_its_arguments_first(
     engine = await make_engine()
     with pytest.raises(error):
         await engine.commands.delete_title(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- serialization with the stages
+
+
+async def test_a_command_waits_for_a_running_layout_of_the_same_download(make_engine: EngineFactory) -> None:
+    engine = await make_engine()
+    download_id = await in_review(engine)
+    engine.layouter.gate = asyncio.Event()
+    await engine.commands.apply(download_id)
+    await asyncio.wait_for(engine.layouter.entered.wait(), 5)   # the layout holds the download
+    cancel = asyncio.create_task(engine.commands.cancel(download_id))
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(cancel), 0.3)
+    assert (await engine.store.get_download(download_id)).state is State.APPLYING
+    engine.layouter.gate.set()
+    with pytest.raises(InvalidState, match="cancel is not possible in state done"):
+        await asyncio.wait_for(cancel, 5)
+    assert [t.to_state for t in await engine.store.transitions(download_id)][-2:] == [State.APPLYING,
+                                                                                      State.DONE]
+
+
+async def test_a_cancel_during_recognition_discards_its_result(make_engine: EngineFactory) -> None:
+    engine = await make_engine()
+    download_id = await in_review(engine)
+    engine.recognizer.gate = asyncio.Event()
+    await engine.commands.apply(download_id)       # re-recognition without the LLM runs first
+    await asyncio.wait_for(engine.recognizer.entered.wait(), 5)
+    # The recognizer runs outside the lock: a cancel does not have to wait for it ...
+    cancelled = await asyncio.wait_for(engine.commands.cancel(download_id), 5)
+    assert cancelled.state is State.CANCELLED
+    engine.recognizer.gate.set()
+    await asyncio.wait_for(engine.worker.serial.wait_stage(download_id), 5)
+    # ... and the stale result is thrown away: nothing stored, nothing laid out.
+    assert (await engine.store.get_download(download_id)).state is State.CANCELLED
+    current = await engine.store.current_recognition(download_id)
+    assert current is not None
+    assert current.attempt_no == 1
+    assert engine.layouter.applied == []

@@ -421,3 +421,30 @@ async def test_a_retried_download_resumes_without_re_adding_what_qbittorrent_has
     assert len(torrents_with_tag(qbittorrent, retried.qbt_tag)) == 1
     with pytest.raises(InvalidState, match="retry is not possible in state downloading"):
         await engine.commands.retry(added.download.id)
+
+
+async def test_a_recognition_overtaken_by_cancel_and_retry_is_discarded(
+    make_engine: EngineFactory, qbittorrent: QbittorrentInstance
+) -> None:
+    engine = await make_engine(qbittorrent.config(), automatic=False)
+    seeded = seeded_torrent(qbittorrent.data_dir, "Overtaken", {"a.mkv": 20_000}, seed=8)
+    download_id = (await engine.commands.add(torrent=seeded.torrent)).download.id
+    await engine.settle(download_id, State.REVIEW)
+    engine.recognizer.gate = asyncio.Event()
+    engine.recognizer.entered.clear()
+    await engine.commands.refine(download_id, hint="first try")
+    await asyncio.wait_for(engine.recognizer.entered.wait(), 10)      # the old stage waits outside the lock
+    await engine.commands.cancel(download_id)
+    retried = await engine.commands.retry(download_id)                 # recognizing again: a new stage
+    assert retried.state is State.RECOGNIZING
+    engine.recognizer.gate.set()
+    await engine.settle(download_id, State.REVIEW)
+    await asyncio.wait_for(engine.worker.serial.wait_stage(download_id), 5)
+    for _ in range(3):
+        await engine.worker.poll_once()
+    current = await engine.store.current_recognition(download_id)
+    assert current is not None
+    assert len(engine.recognizer.requests) == 3      # the first, the refine's (stale), the retry's
+    assert (current.attempt_no, current.raw_llm) == (2, "request 3")
+    assert [t.to_state for t in await engine.store.transitions(download_id)][-4:] == [
+        State.RECOGNIZING, State.CANCELLED, State.RECOGNIZING, State.REVIEW]

@@ -74,10 +74,12 @@ class ScriptedRecognizer:
     async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
         """Return the scripted draft (after the gate opens, if a test closed it)."""
         self.requests.append(request)
+        number = len(self.requests)
         self.entered.set()
         if self.gate is not None:
             await self.gate.wait()
-        return movie_draft(request, automatic=self.automatic)
+        # raw_llm names the request, so a test can tell which recognition was kept.
+        return replace(movie_draft(request, automatic=self.automatic), raw_llm=f"request {number}")
 
 
 class ScriptedLayouter:
