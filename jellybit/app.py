@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ class App:
     worker: Worker
     commands: Commands
     bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
+    closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
     async def start(self) -> None:
@@ -81,21 +83,32 @@ class App:
                 log.exception("the worker ended with an error")
         self._tasks.clear()
         await self.refresher.close()
+        for close in self.closers:
+            with contextlib.suppress(Exception):
+                await close()
         await self.client.close()
         await self.store.close()
         log.info("jellybit stopped")
 
 
-def _recognizer(config: Config, store: Store) -> Recognizer:
-    """The recognition issue's assembly; review-only (never automatic) until it is installed."""
+def _recognizer(config: Config, store: Store) -> tuple[Recognizer, list[Callable[[], Awaitable[Any]]]]:
+    """The recognizer with its LLM and metadata providers (and what to close on stop)."""
     try:
-        from jellybit.engine.recognizer import build_recognizer  # type: ignore[attr-defined]
+        from jellybit.engine.recognizer import Recognizer as RecognitionEngine
     except ImportError:
         from jellybit.engine.review_only import ReviewOnlyRecognizer
 
         log.warning("no recognizer installed: every download goes to review")
-        return ReviewOnlyRecognizer()
-    return build_recognizer(config, store)  # type: ignore[no-any-return]
+        return ReviewOnlyRecognizer(), []
+    from jellybit.adapters.llm import OpenAiLlm
+    from jellybit.adapters.metadata import build_providers, close_providers
+
+    llm = OpenAiLlm(config.llm) if config.llm.enabled else None
+    providers = build_providers(config.metadata, store)
+    closers: list[Callable[[], Awaitable[Any]]] = [lambda: close_providers(providers)]
+    if llm is not None:
+        closers.append(llm.close)
+    return RecognitionEngine(llm=llm, providers=providers, config=config.recognition), closers
 
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands) -> Any:
@@ -122,7 +135,9 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     store = Store(config.storage.database)
     bus = EventBus()
     client = QbittorrentClient(config.qbittorrent)
-    recognizer = recognizer or _recognizer(config, store)
+    closers: list[Callable[[], Awaitable[Any]]] = []
+    if recognizer is None:
+        recognizer, closers = _recognizer(config, store)
     layouter = layouter or LayoutEngine(store, config.paths)
     refresher = JellyfinRefresher(config.jellyfin)
 
@@ -133,7 +148,8 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
     commands = Commands.from_config(config, store, bus, worker)
     bridge = _bridge(config, store, bus, commands) if mqtt else None
-    return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge)
+    return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
+               closers=closers)
 
 
 async def run(config: Config, *, app: App | None = None) -> None:

@@ -120,7 +120,7 @@ async def test_the_worker_process_survives_sigkill_and_stops_cleanly_on_sigterm(
     assert state_of(db, second) == "queued"
 
     worker_process.start()
-    # No recognizer is installed in this process: a complete download ends in review.
+    # No metadata provider is configured: a complete download ends in review.
     wait_for(lambda: state_of(db, second) == "review", timeout=30)
     await asyncio.sleep(0.5)               # several polls of the resumed worker
     assert state_of(db, first) == "downloading"
