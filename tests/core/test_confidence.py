@@ -1,0 +1,176 @@
+"""Confidence: named, weighted penalties, the recommendation thresholds, and the sentences humans read."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jellybit.config import RecognitionConfig
+from jellybit.core.confidence import (
+    PENALTIES,
+    Reading,
+    candidate_reasons,
+    distance_of,
+    margin_reason,
+    numbering_reasons,
+    reason,
+    recommend,
+    same_work,
+)
+from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
+from jellybit.core.titles import name_distance, normalize_title, titles_distance
+
+CONFIG = RecognitionConfig()
+FARGO_TV = Candidate(
+    "tvdb", "269613", MediaType.SERIES, "Fargo", 2014, details={"seasons": {"1": 10, "2": 10}}
+)
+
+
+def film(title: str, year: int | None, provider_id: str = "1", **details: object) -> Candidate:
+    return Candidate("tmdb", provider_id, MediaType.MOVIE, title, year, details=dict(details))
+
+
+@pytest.mark.parametrize(
+    ("weights", "blocking", "confirmed", "expected"),
+    [
+        ([], False, True, Recommendation.STRONG),
+        ([0.10], False, True, Recommendation.STRONG),
+        ([0.05, 0.06], False, True, Recommendation.MEDIUM),
+        ([0.30], False, True, Recommendation.MEDIUM),
+        ([0.31], False, True, Recommendation.LOW),
+        ([0.60], False, True, Recommendation.LOW),
+        ([0.61], False, True, Recommendation.NONE),
+        ([0.0], True, True, Recommendation.MEDIUM),  # a blocker never lets it be strong
+        ([0.0], False, False, Recommendation.MEDIUM),  # nor does an unconfirmed match
+        ([1.0, 1.0], True, False, Recommendation.NONE),
+    ],
+)
+def test_recommendation_thresholds(
+    weights: list[float], blocking: bool, confirmed: bool, expected: Recommendation
+) -> None:
+    reasons = [Reason(f"r{i}", "x", w, blocking) for i, w in enumerate(weights)]
+    distance, recommendation = recommend(reasons, CONFIG, confirmed=confirmed)
+    assert recommendation is expected
+    assert distance == min(1.0, round(sum(weights), 4))
+
+
+def test_thresholds_come_from_the_config() -> None:
+    strict = RecognitionConfig(strong_distance=0.0, medium_distance=0.05, low_distance=0.1)
+    assert recommend([Reason("x", "x", 0.04)], strict, confirmed=True)[1] is Recommendation.MEDIUM
+    assert recommend([Reason("x", "x", 0.04)], CONFIG, confirmed=True)[1] is Recommendation.STRONG
+
+
+@given(st.lists(st.floats(0, 1), max_size=8), st.booleans(), st.booleans())
+def test_distance_is_bounded_and_strong_needs_confirmation(
+    weights: list[float], block: bool, confirmed: bool
+) -> None:
+    reasons = [Reason("x", "x", w, block) for w in weights]
+    distance, recommendation = recommend(reasons, CONFIG, confirmed=confirmed)
+    assert 0.0 <= distance <= 1.0
+    if recommendation is Recommendation.STRONG:
+        assert confirmed
+        assert not (block and weights)
+
+
+def test_reason_scales_the_weight_and_keeps_blocking() -> None:
+    r = reason("title_distance", "m", 0.5)
+    assert (r.weight, r.blocking) == (PENALTIES["title_distance"].weight * 0.5, False)
+    assert reason("small_margin", "m").blocking
+    assert reason("title_distance", "m", 7).weight == PENALTIES["title_distance"].weight
+
+
+def test_margin_sentence_names_both_candidates() -> None:
+    best = replace(film("Fargo", 2014, "1"), distance=0.0)
+    runner = replace(film("Fargo", 1996, "2"), distance=0.05)
+    found = margin_reason(best, runner, 0.15)
+    assert found is not None
+    assert found.blocking
+    assert found.message == "TMDB's best match 'Fargo' (2014) is only 0.05 ahead of 'Fargo' (1996)"
+    assert margin_reason(best, replace(runner, distance=0.5), 0.15) is None
+    assert margin_reason(best, None, 0.15) is None
+
+
+def test_a_perfect_candidate_has_no_penalties() -> None:
+    assert candidate_reasons(Reading(MediaType.MOVIE, ("The Matrix",), 1999), film("The Matrix", 1999)) == ()
+
+
+def test_candidate_penalties_are_named_and_explained() -> None:
+    reading = Reading(MediaType.SERIES, ("The Matrix",), 1999)
+    found = {r.code: r for r in candidate_reasons(reading, film("The Matrix Reloaded", 2003))}
+    assert set(found) == {"title_distance", "year_distance", "type_mismatch"}
+    assert (
+        found["year_distance"].message
+        == "the release says 1999 but TMDB's 'The Matrix Reloaded' (2003) is from 2003"
+    )
+    assert "is a movie but this download looks like a series" in found["type_mismatch"].message
+
+
+def test_cyrillic_and_original_titles_match() -> None:
+    method = Candidate("tmdb", "65708", MediaType.SERIES, "Method", 2015, original_title="Метод")
+    assert candidate_reasons(Reading(MediaType.SERIES, ("Метод",), 2015), method) == ()
+    assert name_distance("Фарго", "Fargo") == 0.0
+    assert name_distance("Шерлок", "Sherlock") < 0.1
+    assert name_distance("Amélie", "AMELIE") == 0.0
+    assert name_distance("Spider-Man: No Way Home", "Spider Man No Way Home") == 0.0
+    assert name_distance("Star Wars", "Star Trek") > 0.3
+    assert titles_distance(["Во все тяжкие", "Breaking Bad"], ["Breaking Bad"])[0] == 0.0
+    assert normalize_title("  Mr. & Mrs.  Smith ") == "mr and mrs smith"
+
+
+def test_aliases_count_as_names() -> None:
+    aka = film("Hayate", 2008, aliases=["Hayate the Combat Butler"])
+    assert candidate_reasons(Reading(MediaType.MOVIE, ("Hayate the Combat Butler",), 2008), aka) == ()
+
+
+def test_series_years_weigh_less_than_film_years() -> None:
+    later_season = Reading(MediaType.SERIES, ("Fargo",), 2017, season=3)
+    film_reading = Reading(MediaType.MOVIE, ("Fargo",), 2017)
+    assert distance_of(candidate_reasons(later_season, FARGO_TV)) < 0.05
+    assert (
+        distance_of(candidate_reasons(film_reading, film("Fargo", 2014))) == PENALTIES["year_distance"].weight
+    )
+
+
+def test_same_work_across_providers() -> None:
+    tmdb = Candidate("tmdb", "60622", MediaType.SERIES, "Fargo", 2014)
+    assert same_work(tmdb, FARGO_TV)
+    assert not same_work(film("Fargo", 1996), film("Fargo", 2014, "2"))
+
+
+def _video(source: str, season: int | None, *episodes: int) -> PlanItem:
+    return PlanItem(source, 1, Role.VIDEO, season=season, episodes=episodes)
+
+
+def test_numbering_reasons() -> None:
+    items = [
+        _video("a.mkv", 1, 1),
+        _video("b.mkv", 1, 1),
+        _video("c.mkv", 2, 11),
+        _video("d.mkv", 7, 1),
+        _video("e.mkv", None),
+        PlanItem("s.srt", 1, Role.SUBTITLE),
+    ]
+    found = {r.code: r for r in numbering_reasons(items, FARGO_TV, series=True)}
+    assert set(found) == {"unmapped_video", "duplicate_episode", "season_not_found", "episode_not_in_season"}
+    assert all(r.blocking for r in found.values())
+    assert found["duplicate_episode"].message == "2 files claim S01E01: 'a.mkv', 'b.mkv'"
+    assert found["season_not_found"].message == "TVDB's 'Fargo' (2014) has no season 7"
+    assert "season 2 has 10 episodes; S02E11 is not among them" in found["episode_not_in_season"].message
+    assert "'e.mkv'" in found["unmapped_video"].message
+
+
+def test_unchecked_numbering_is_a_small_penalty() -> None:
+    bare = Candidate("tmdb", "1", MediaType.SERIES, "Show", 2020)
+    found = numbering_reasons([_video("a.mkv", 1, 1)], bare, series=True)
+    assert [(r.code, r.blocking) for r in found] == [("seasons_unknown", False)]
+
+
+def test_every_penalty_is_documented() -> None:
+    documented = (Path(__file__).parents[2] / "docs" / "recognition.md").read_text(encoding="utf-8")
+    for code, penalty in PENALTIES.items():
+        assert f"`{code}`" in documented, code
+        assert f"{penalty.weight:.2f}" in documented, code
