@@ -3,7 +3,7 @@
 One poll cycle: `sync/maindata` (incremental) → one index of the torrents by real infohash and
 by tag → each active download is handled under its own lock (downloads whose lock is busy —
 a command or a layout is running — are simply left for the next cycle) → torrents added by
-hand under the category are adopted → `done` downloads are reconciled when due. While
+hand under the category are adopted and `done` downloads reconciled when due (housekeeping.py). While
 qBittorrent is unreachable nothing fails and no miss is counted; the loop backs off
 exponentially up to `retry_max_backoff`. After (re)connecting, misses are not counted for a
 grace period, because a restarting qBittorrent lists its torrents only as it loads them.
@@ -24,7 +24,7 @@ from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
-from jellybit.core.states import Actor, State, can_transition
+from jellybit.core.states import Actor, State
 from jellybit.core.torrent_state import (
     TorrentIndex,
     can_stall,
@@ -34,14 +34,14 @@ from jellybit.core.torrent_state import (
     view_fields,
 )
 from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.serial import DoneCallback, Serializer
-from jellybit.errors import AdapterError, Conflict, InvalidState, TorrentRejected
+from jellybit.errors import AdapterError, Conflict, TorrentRejected
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-RECONCILABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state"})
 STOP_GRACE = 30.0
 APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
@@ -106,10 +106,10 @@ class Worker:
         self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
         self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
         self._meta_since: dict[str, float] = {}
-        self._claimed: set[str] = set()                           # hashes known to belong to a download
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
+        self.housekeeping = Housekeeping(store, self.serial, bus, client, layouter, qbittorrent)
         self.serial.on_change(self._reset_trackers)
 
     # ------------------------------------------------------------ life cycle
@@ -186,10 +186,10 @@ class Worker:
                 log.error("polling the download failed: %r", result, exc_info=result,
                           **for_download(download.id))
         if self.config.adopt:
-            await self._adopt_new(index)
+            await self.housekeeping.adopt_new(index)
         if count_misses and time.monotonic() >= self._next_reconcile:
             self._next_reconcile = time.monotonic() + self.config.reconcile_interval
-            await self.reconcile(index)
+            await self.housekeeping.reconcile(index)
         return True
 
     def _unreachable(self, exc: AdapterError) -> None:
@@ -217,7 +217,7 @@ class Worker:
                 return
             torrent = index.find(download.hashes(), download.qbt_tag)
             if torrent is not None:
-                self._claimed |= torrent.hashes()
+                self.housekeeping.claim(torrent.hashes())
             if download.state is State.QUEUED:
                 await self._poll_queued(download, torrent)
             elif download.state is State.DOWNLOADING:
@@ -404,82 +404,13 @@ class Worker:
                 mode = "relink"
         self.pipeline.start_apply(download.id, mode=mode)
 
-    # ------------------------------------------------------------ adoption
-
-    async def _adopt_new(self, index: TorrentIndex) -> None:
-        for torrent in index.torrents:
-            hashes = torrent.hashes()
-            if torrent.category != self.qbt.category or not hashes or hashes & self._claimed:
-                continue
-            if await self._known(torrent):
-                self._claimed |= hashes
-                continue
-            await self._adopt(torrent)
-            self._claimed |= hashes
-
-    async def _known(self, torrent: TorrentInfo) -> bool:
-        hashes = torrent.hashes()
-        if await self.store.find_active_by_hashes(hashes) or await self.store.settled_with_hashes(hashes):
-            return True
-        for tag in torrent.tags:
-            if tag.startswith(self.qbt.tag_prefix) and await self.store.find_by_tag(tag) is not None:
-                return True
-        return False
-
-    async def _adopt(self, torrent: TorrentInfo) -> None:
-        from jellybit.engine import ingest  # the colleague's module; imported late to keep start-up light
-
-        result = await ingest.adopt(self.store, name=torrent.name, infohashes=sorted(torrent.hashes()),
-                                    tag_prefix=self.qbt.tag_prefix)
-        download: Download = getattr(result, "download", result)
-        log.info("adopted a torrent added by hand", **for_download(download.id, name=torrent.name))
-        if getattr(result, "created", True):
-            self.bus.publish(Event(EventType.ADDED, download.id, name=download.display_name,
-                                   to_state=download.state, reason="adopted", actor=Actor.WORKER))
-        add_tags = getattr(self.client, "add_tags", None)
-        if callable(add_tags):
-            try:
-                await add_tags([torrent.hash], [download.qbt_tag])
-            except AdapterError as exc:
-                log.warning("cannot tag the adopted torrent: %s", exc.message, **for_download(download.id))
-
-    # ------------------------------------------------------------ reconciliation
+    # ------------------------------------------------------------ adoption and reconciliation
 
     async def reconcile(self, index: TorrentIndex | None = None) -> None:
         """Compare laid-out downloads with qBittorrent and the libraries; move the ones that drifted."""
         index = index or self.index
-        if index is None:
-            return
-        reconcile = getattr(self.layouter, "reconcile", None)
-        offset = 0
-        while True:
-            page = await self.store.list_downloads(states=RECONCILABLE, limit=200, offset=offset)
-            offset += len(page)
-            for download in page:
-                if self.serial.busy(download.id):
-                    continue
-                async with self.serial.serialized(download.id):
-                    await self._reconcile_one(download.id, index, reconcile)
-            if len(page) < 200:
-                return
-
-    async def _reconcile_one(self, download_id: str, index: TorrentIndex, reconcile: Any) -> None:
-        download = await self.store.get_download(download_id)
-        if download.state not in RECONCILABLE:
-            return
-        present = index.find(download.hashes(), download.qbt_tag) is not None
-        if callable(reconcile):
-            target = await reconcile(download, present)
-        else:
-            target = reconcile_target(download.state, present, await self.layouter.targets_present(download))
-        if target is None or target is download.state:
-            return
-        try:
-            await self.serial.change(download.id, target, reason=f"reconcile: torrent "
-                                     f"{'present' if present else 'gone'}", actor=Actor.RECONCILE,
-                                     expected=download.state)
-        except InvalidState as exc:
-            log.warning("reconciliation refused: %s", exc.message, **for_download(download.id))
+        if index is not None:
+            await self.housekeeping.reconcile(index)
 
     # ------------------------------------------------------------ for commands
 
@@ -503,15 +434,6 @@ class Worker:
             if torrent is not None:
                 self.pipeline.start_recognition(download.id, torrent.hash)
         self.wake()
-
-
-def reconcile_target(state: State, torrent_present: bool, targets_present: bool | None) -> State | None:
-    """Where reconciliation moves a laid-out download (None: leave it), per spec §3."""
-    if targets_present is None:
-        return None
-    target = {(True, True): State.DONE, (True, False): State.TARGET_MISSING, (False, True): State.ORPHANED,
-              (False, False): State.DELETED}[(torrent_present, targets_present)]
-    return target if target is not state and can_transition(state, target) else None
 
 
 def _added_at(torrent: TorrentInfo) -> str:

@@ -12,7 +12,8 @@ from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.core.ports import AddTorrent
 from jellybit.core.states import Actor, State
 from jellybit.engine.events import EventType
-from jellybit.engine.worker import magnet_for, reconcile_target
+from jellybit.engine.housekeeping import reconcile_target
+from jellybit.engine.worker import magnet_for
 from jellybit.errors import InvalidState
 from tests.support.engine import EngineFactory
 from tests.support.qbittorrent import QbittorrentInstance, TorrentFileServer, magnet, seeded_torrent
