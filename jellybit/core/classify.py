@@ -227,8 +227,12 @@ class _Videos:
         self.by_stem: dict[str, _File] = {}
         self.by_key: dict[tuple[int | None, int], list[_File]] = defaultdict(list)
         self.by_episode: dict[int, list[_File]] = defaultdict(list)
+        self.by_start: dict[str, list[_File]] = defaultdict(list)
         for video in videos:
             self.by_stem.setdefault(video.norm_stem, video)
+            words = video.norm_stem.split(" ")
+            for cut in range(2, len(words)):
+                self.by_start[" ".join(words[:cut])].append(video)
             key = episode_key(video.stem)
             if key:
                 self.by_key[key].append(video)
@@ -252,6 +256,12 @@ class _Videos:
         video, rest = self.prefix(track.norm_stem)
         if video is not None:
             return video, rest
+        # `Film.2001.en.srt` next to `Film.2001.1080p.mkv`: the name without its language words
+        # is the start of exactly one video's name.
+        lead = read_track(track.norm_stem).rest
+        starting = self.by_start.get(lead, []) if lead else []
+        if len(starting) == 1:
+            return starting[0], track.norm_stem[len(lead):].strip()
         for text in (track.stem, *reversed(track.dirs)):
             key = episode_key(text)
             if key is None:

@@ -277,3 +277,16 @@ def test_classify_never_raises_and_is_deterministic(entries: list[tuple[str, str
     paths = {f.path for f in files}
     for item in first:
         assert item.attached_to is None or item.attached_to in paths
+
+
+def test_a_subtitle_named_without_the_quality_tags_follows_its_film() -> None:
+    files = [
+        SourceFile("Pack/The.Matrix.1999.1080p.mkv", 8 * GB),
+        SourceFile("Pack/The.Matrix.Reloaded.2003.1080p.mkv", 8 * GB),
+        SourceFile("Pack/The.Matrix.1999.en.srt", 1000),
+        SourceFile("Pack/The.Matrix.rus.srt", 1000),
+    ]
+    items = by_source(files)
+    assert items["Pack/The.Matrix.1999.en.srt"].attached_to == "Pack/The.Matrix.1999.1080p.mkv"
+    assert items["Pack/The.Matrix.1999.en.srt"].language == "en"
+    assert items["Pack/The.Matrix.rus.srt"].attached_to is None     # "The Matrix" starts both names

@@ -1,0 +1,240 @@
+"""The plan, file by file: season/episode numbers for series, parts/versions/films for movies."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jellybit.core.confidence import reason
+from jellybit.core.plan import PlanItem, Reason, Role
+from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.release import Release
+from jellybit.core.titles import normalize_title
+
+MAX_SEASON = 3000            # year-numbered seasons (S2024) exist; 10,000 does not
+MAX_EPISODE = 20_000
+
+
+@dataclass(frozen=True)
+class FileOverride:
+    """A human's pinned numbering (and role) for one source file."""
+
+    season: int | None = None
+    episodes: tuple[int, ...] = ()
+    role: Role | None = None
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Fields a human pinned; they win over everything Jellybit reads."""
+
+    media_type: str | None = None
+    title: str | None = None
+    year: int | None = None
+    provider: str | None = None
+    provider_id: str | None = None
+    season: int | None = None
+    files: Mapping[str, FileOverride] = field(default_factory=dict)
+
+
+def _int(value: Any, low: int, high: int) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high else None
+
+
+def _text(value: Any, limit: int = 300) -> str | None:
+    return " ".join(value.split())[:limit] or None if isinstance(value, str) else None
+
+
+def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
+    """The overrides as stored (already validated by the commands); odd values are ignored, never fatal."""
+    raw = raw if isinstance(raw, Mapping) else {}
+    files: dict[str, FileOverride] = {}
+    per_file = raw.get("files")
+    for path, value in (per_file.items() if isinstance(per_file, Mapping) else ()):
+        if not isinstance(path, str) or not isinstance(value, Mapping):
+            continue
+        episodes = value.get("episodes") or ()
+        numbers = tuple(e for e in episodes if _int(e, 0, MAX_EPISODE) is not None) \
+            if isinstance(episodes, list | tuple) else ()
+        role = value.get("role")
+        files[path] = FileOverride(
+            season=_int(value.get("season"), 0, MAX_SEASON),
+            episodes=numbers,
+            role=Role(role) if role in {r.value for r in Role} else None,
+        )
+    media = raw.get("media_type")
+    provider = raw.get("provider")
+    return Overrides(
+        media_type=media if media in ("movie", "series") else None,
+        title=_text(raw.get("title")),
+        year=_int(raw.get("year"), 1870, 2200),
+        provider=provider if provider in ("tmdb", "tvdb", "tvmaze", "imdb") else None,
+        provider_id=_text(raw.get("provider_id"), 32),
+        season=_int(raw.get("season"), 0, MAX_SEASON),
+        files=files,
+    )
+
+
+def apply_roles(items: Sequence[PlanItem], overrides: Overrides) -> list[PlanItem]:
+    """Pinned roles win over the classifier's."""
+    out = []
+    for item in items:
+        pinned = overrides.files.get(item.source)
+        if pinned is not None and pinned.role is not None and pinned.role is not item.role:
+            item = item.with_(role=pinned.role, note="role pinned by a human")
+        out.append(item)
+    return out
+
+
+def map_absolute(numbers: Sequence[int], counts: Mapping[int, int]) -> tuple[int, tuple[int, ...]] | None:
+    """Absolute episode numbers → (season, episodes) on the provider's seasons (specials excluded)."""
+    regular = [(s, c) for s, c in sorted(counts.items()) if s > 0 and c > 0]
+    placed: list[tuple[int, int]] = []
+    for number in numbers:
+        offset = 0
+        for season, count in regular:
+            if number <= offset + count:
+                placed.append((season, number - offset))
+                break
+            offset += count
+        else:
+            return None
+    seasons = {s for s, _ in placed}
+    if len(seasons) != 1 or not placed:
+        return None
+    return seasons.pop(), tuple(e for _, e in placed)
+
+
+@dataclass
+class SeriesNumbering:
+    """The outcome of numbering a series' videos: items plus what the numbering had to assume."""
+
+    items: list[PlanItem]
+    reasons: list[Reason]
+    disagreements: list[str]
+
+
+def number_series(
+    items: Sequence[PlanItem],
+    releases: Mapping[str, Release],
+    llm: Mapping[str, LlmFileAnswer],
+    torrent: Release,
+    overrides: Overrides,
+    counts: Mapping[int, int] | None,
+) -> SeriesNumbering:
+    """Season/episodes for every video: pinned > parser (the LLM must agree) > LLM > absolute mapping."""
+    default_season = overrides.season if overrides.season is not None else torrent.season
+    numbered: dict[str, tuple[int | None, tuple[int, ...], str | None]] = {}
+    assumed, mapped, disagree = [], [], []
+    for item in items:
+        if item.role is not Role.VIDEO:
+            continue
+        parsed = releases.get(item.source)
+        answer = llm.get(item.source)
+        pinned = overrides.files.get(item.source)
+        parsed_season = season = parsed.season if parsed else None
+        if overrides.season is not None:
+            season = overrides.season
+        episodes = parsed.episodes if parsed else ()
+        absolute = parsed.absolute_episodes if parsed else ()
+        air_date = parsed.air_date if parsed else None
+        if answer is not None and answer.episodes:
+            if episodes:
+                other_season = None not in (answer.season, parsed_season) and answer.season != parsed_season
+                if tuple(answer.episodes) != episodes or other_season:
+                    disagree.append(item.source)
+                elif season is None:
+                    season = answer.season        # the names give no season; the LLM's agrees with them
+            elif not air_date:
+                season = answer.season if answer.season is not None and overrides.season is None else season
+                episodes, absolute = tuple(answer.episodes), ()
+        if not episodes and absolute:
+            spot = map_absolute(absolute, counts) if counts and overrides.season is None else None
+            if spot is not None:
+                season, episodes = spot
+                mapped.append(item.source)
+            else:
+                episodes = absolute
+        if not episodes and not air_date and parsed and parsed.part and parsed.media_type == "movie":
+            episodes = (parsed.part,)        # a mini-series' "Part 3" is its third episode
+        if pinned is not None and (pinned.season is not None or pinned.episodes):
+            season = pinned.season if pinned.season is not None else season
+            episodes = pinned.episodes or episodes
+        if episodes and season is None:
+            season = default_season
+            if season is None:
+                season = 1
+                assumed.append(item.source)
+        if any(e > MAX_EPISODE or e < 0 for e in episodes) or (season is not None and season > MAX_SEASON):
+            season, episodes = None, ()
+        numbered[item.source] = (season, tuple(sorted(set(episodes))), air_date if not episodes else None)
+    out: list[PlanItem] = []
+    for item in items:
+        if item.source in numbered:
+            season, episodes, air_date = numbered[item.source]
+            item = item.with_(season=season, episodes=episodes, air_date=air_date,
+                              absolute_episodes=releases[item.source].absolute_episodes
+                              if item.source in releases else ())
+        elif item.attached_to in numbered:
+            season, episodes, air_date = numbered[item.attached_to]
+            item = item.with_(season=season, episodes=episodes, air_date=air_date)
+        out.append(item)
+    reasons: list[Reason] = []
+    if assumed:
+        reasons.append(reason("season_assumed", f"{len(assumed)} video file(s) name no season; "
+                              "season 1 assumed"))
+    if mapped:
+        reasons.append(reason("absolute_mapped", f"{len(mapped)} file(s) with absolute episode numbers "
+                              "were mapped onto the provider's seasons"))
+    return SeriesNumbering(out, reasons, disagree)
+
+
+# ------------------------------------------------------------------------------------------- movies
+
+
+def film_key(release: Release | None, answer: LlmFileAnswer | None) -> tuple[str, int | None] | None:
+    """Which film a video is, as (normalized title, year); the LLM's work title wins when it has one."""
+    if answer is not None and answer.work_title:
+        return normalize_title(answer.work_title), answer.work_year
+    if release is None or not release.title:
+        return None
+    return normalize_title(release.title), release.year
+
+
+def group_films(
+    items: Sequence[PlanItem], releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
+) -> dict[tuple[str, int | None], list[str]]:
+    """Videos grouped by the film they are: one group is one film, several are a movie pack."""
+    groups: dict[tuple[str, int | None], list[str]] = defaultdict(list)
+    for item in items:
+        if item.role is Role.VIDEO:
+            key = film_key(releases.get(item.source), llm.get(item.source)) or ("", None)
+            groups[key].append(item.source)
+    # A group without a year joins the one film of that title that has one.
+    for (title, year) in [k for k in groups if k[1] is None]:
+        dated = [k for k in groups if k[0] == title and k[1] is not None]
+        if len(dated) == 1:
+            groups[dated[0]].extend(groups.pop((title, year)))
+    return dict(groups)
+
+
+def plan_film(
+    items: Sequence[PlanItem], sources: Sequence[str], releases: Mapping[str, Release],
+    llm: Mapping[str, LlmFileAnswer],
+) -> dict[str, PlanItem]:
+    """Parts or versions of one film's videos; several videos that are neither are left unmapped."""
+    chosen = [i for i in items if i.source in sources]
+    if len(chosen) <= 1:
+        return {i.source: i for i in chosen}
+    parts = [(llm[i.source].part if i.source in llm and llm[i.source].part else None)
+             or (releases[i.source].part if i.source in releases else None) for i in chosen]
+    if all(parts) and len(set(parts)) == len(parts):
+        return {i.source: i.with_(part=p) for i, p in zip(chosen, parts, strict=True)}
+    labels = [releases[i.source].screen_size if i.source in releases else None for i in chosen]
+    if all(labels) and len(set(labels)) == len(labels):
+        return {i.source: i.with_(version=label) for i, label in zip(chosen, labels, strict=True)}
+    counts = Counter(labels)
+    return {i.source: i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
+            for i, label in zip(chosen, labels, strict=True)}

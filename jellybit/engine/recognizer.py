@@ -1,0 +1,340 @@
+"""The recognizer: classify → parse → LLM → metadata → plan → confidence, into a RecognitionDraft."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from jellybit.config import RecognitionConfig
+from jellybit.core.classify import classify
+from jellybit.core.confidence import (
+    Reading,
+    numbering_reasons,
+    provider_name,
+    reason,
+    recommend,
+    season_counts,
+)
+from jellybit.core.plan import (
+    Candidate,
+    MediaType,
+    Plan,
+    PlanItem,
+    Reason,
+    Recognition,
+    RecognitionDraft,
+    Role,
+    Work,
+)
+from jellybit.core.planning import (
+    Overrides,
+    apply_roles,
+    group_films,
+    number_series,
+    plan_film,
+    read_overrides,
+)
+from jellybit.core.ports import (
+    LlmAnswer,
+    LlmClient,
+    LlmFileAnswer,
+    LlmQuestion,
+    MetadataProvider,
+    PromptFile,
+    RecognitionRequest,
+)
+from jellybit.core.release import Release, parse_many, parse_release
+from jellybit.core.titles import titles_distance
+from jellybit.engine.matching import Match, Matcher, describe
+from jellybit.errors import JellybitError
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
+
+MAX_FILMS = 20               # films of a movie pack searched one by one
+LLM_TITLE_DISAGREEMENT = 0.3
+PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
+               "absolute_episodes", "air_date", "part", "complete", "special")
+
+
+def _series_or_movie(value: str | None) -> MediaType | None:
+    if value == "movie":
+        return MediaType.MOVIE
+    if value in ("episode", "season_pack", "series"):
+        return MediaType.SERIES
+    return None
+
+
+def _parser_type(torrent: Release, releases: Mapping[str, Release]) -> MediaType | None:
+    own = _series_or_movie(torrent.media_type)
+    numbered = sum(1 for r in releases.values() if r.episodes or r.absolute_episodes or r.air_date)
+    if own is MediaType.MOVIE and numbered >= 2 and numbered * 2 > len(releases):
+        return MediaType.SERIES      # a pack named like a film whose files are numbered episodes
+    if own is not None:
+        return own
+    votes = Counter(_series_or_movie(r.media_type) for r in releases.values())
+    votes.pop(None, None)
+    return votes.most_common(1)[0][0] if votes else None
+
+
+def _previous_answer(previous: Recognition) -> LlmAnswer | None:
+    """On apply the LLM is not asked again: the previous recognition's reading stands in for it."""
+    if not previous.raw_llm:
+        return None
+    files = tuple(
+        LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
+                      extra_kind=i.extra_kind, language=i.language,
+                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
+        for i in previous.plan.items if i.role is Role.VIDEO
+    )
+    return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
+                     title=previous.title, original_title=previous.original_title, year=previous.year,
+                     files=files, raw=previous.raw_llm)
+
+
+@dataclass(frozen=True)
+class _Understanding:
+    """The reading before metadata, with the type to search for (None: both)."""
+
+    reading: Reading
+    search_type: MediaType | None
+    original_title: str | None
+
+
+class Recognizer:
+    """Implements the Recognizer port; an LLM or provider outage becomes a reason, never an exception."""
+
+    def __init__(self, *, llm: LlmClient | None, providers: Sequence[MetadataProvider],
+                 config: RecognitionConfig) -> None:
+        self._llm = llm
+        self._providers = list(providers)
+        self._config = config
+        self._matcher = Matcher(self._providers, low_distance=config.low_distance,
+                                medium_distance=config.medium_distance, min_margin=config.min_margin)
+
+    # ------------------------------------------------------------------------------------- LLM
+
+    async def _ask(self, request: RecognitionRequest, items: Sequence[PlanItem], torrent: Release,
+                   reasons: list[Reason]) -> LlmAnswer | None:
+        if not request.use_llm:
+            return _previous_answer(request.previous) if request.previous else None
+        if self._llm is None:
+            return None
+        parsed = {k: v for k, v in torrent.to_dict().items() if k in PARSED_KEYS}
+        question = LlmQuestion(
+            name=request.download.display_name, context=request.download.context,
+            files=tuple(PromptFile(i.source, i.size, i.role.value) for i in items),
+            hints=tuple(request.hints), parsed=parsed,
+        )
+        try:
+            answer = await self._llm.ask(question)
+        except Exception as exc:
+            if not isinstance(exc, JellybitError):
+                log.exception("LLM client crashed", **for_download(request.download.id))
+            message = exc.message if isinstance(exc, JellybitError) else f"{type(exc).__name__}: {exc}"
+            reasons.append(reason("llm_unavailable", f"the LLM could not be asked ({message[:300]}); "
+                                  "recognized from the names and metadata alone"))
+            return None
+        if answer.dropped:
+            shown = "; ".join(d[:160] for d in answer.dropped[:2])
+            more = f" (and {len(answer.dropped) - 2} more)" if len(answer.dropped) > 2 else ""
+            reasons.append(reason("llm_answer_dropped",
+                                  f"parts of the LLM's answer were discarded: {shown}{more}"))
+        return answer
+
+    # ------------------------------------------------------------------------------------- reading
+
+    def _understand(self, torrent: Release, releases: Mapping[str, Release], answer: LlmAnswer | None,
+                    overrides: Overrides, chosen: Candidate | None, reasons: list[Reason]) -> _Understanding:
+        parser_type = _parser_type(torrent, releases)
+        said = answer.media_type if answer else None
+        llm_type = MediaType(said) if said in ("movie", "series") else None
+        if overrides.media_type:
+            media_type: MediaType | None = MediaType(overrides.media_type)
+            search_type = media_type
+        elif chosen is not None and chosen.media_type is not None:
+            media_type = search_type = chosen.media_type
+        else:
+            media_type = parser_type or llm_type
+            search_type = media_type if None in (parser_type, llm_type) or parser_type == llm_type else None
+        if parser_type and llm_type and parser_type != llm_type:
+            reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
+                                  f"says {llm_type.value}"))
+        first_file = next(iter(releases.values()), None)
+        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
+        llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
+        if parsed_titles and llm_titles:
+            gap, ours, theirs = titles_distance(parsed_titles, llm_titles)
+            if gap > LLM_TITLE_DISAGREEMENT:
+                reasons.append(reason("llm_title",
+                                      f"the release name says '{ours}', the LLM says '{theirs}'"))
+        titles = tuple(dict.fromkeys(t for t in (overrides.title, *parsed_titles, *llm_titles) if t))
+        film_year = first_file.year if first_file and media_type is MediaType.MOVIE else None
+        parsed_year = torrent.year or film_year
+        llm_year = answer.year if answer else None
+        if parsed_year and llm_year and parsed_year != llm_year:
+            reasons.append(reason("llm_year",
+                                  f"the release name says {parsed_year}, the LLM says {llm_year}"))
+        year = overrides.year or parsed_year or llm_year
+        season = overrides.season if overrides.season is not None else torrent.season
+        llm_seasons = {f.season for f in (answer.files if answer else ()) if f.season is not None}
+        if torrent.season is not None and len(llm_seasons) == 1 and torrent.season not in llm_seasons:
+            reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
+                                  f"says season {llm_seasons.pop()}"))
+        original = answer.original_title if answer else None
+        return _Understanding(Reading(media_type, titles, year, season), search_type, original)
+
+    # ------------------------------------------------------------------------------------- match
+
+    async def _match(self, understanding: _Understanding, request: RecognitionRequest,
+                     overrides: Overrides, reasons: list[Reason]) -> Match:
+        reading = understanding.reading
+        pinned = overrides.provider is not None and overrides.provider_id is not None
+        if not self._providers and not pinned and request.chosen is None:
+            reasons.append(reason("no_provider", "no metadata provider is configured, so nothing can "
+                                  "confirm what this is; a human decides"))
+            return Match()
+        outcome = await self._matcher.match(reading, understanding.search_type, understanding.original_title)
+        if pinned or request.chosen is not None:
+            # A human's choice is the match; the automatic pick's doubts no longer apply.
+            outcome.reasons = [r for r in outcome.reasons if r.code == "provider_error"]
+            if pinned:
+                pick = await self._matcher.pinned(
+                    overrides.provider or "", overrides.provider_id or "", reading.media_type,
+                    outcome.candidates, overrides.title or (reading.titles[0] if reading.titles else ""),
+                    overrides.year or reading.year, outcome.reasons)
+            else:
+                assert request.chosen is not None
+                pick = await self._matcher.pinned(
+                    request.chosen.provider, request.chosen.provider_id, request.chosen.media_type,
+                    [*outcome.candidates, request.chosen], request.chosen.title, request.chosen.year,
+                    outcome.reasons)
+            outcome.pick, outcome.confirmed = pick, True
+        elif not outcome.candidates:
+            who = ", ".join(provider_name(p.name) for p in self._providers)
+            name = reading.titles[0] if reading.titles else "this download"
+            reasons.append(reason("no_candidate", f"no match for '{name}'"
+                                  + (f" ({reading.year})" if reading.year else "") + f" on {who}"))
+        reasons.extend(outcome.reasons)
+        return outcome
+
+    # ------------------------------------------------------------------------------------- recognize
+
+    async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
+        """Work out what the download is and plan every file; see docs/recognition.md."""
+        overrides = read_overrides(request.overrides)
+        items = apply_roles(classify(request.files), overrides)
+        name = request.download.display_name or (request.files[0].path.split("/")[0] if request.files else "")
+        torrent = parse_release(name)
+        videos = [i.source for i in items if i.role is Role.VIDEO]
+        releases = dict(zip(videos, parse_many(videos), strict=True))
+        reasons: list[Reason] = []
+        answer = await self._ask(request, items, torrent, reasons)
+        llm_files = {f.path: f for f in answer.files} if answer else {}
+        understanding = self._understand(torrent, releases, answer, overrides, request.chosen, reasons)
+        reading = understanding.reading
+        decided = bool(overrides.provider and overrides.provider_id) or request.chosen is not None
+        if not reading.titles and not decided:
+            reasons.append(reason("no_title", "neither the release name nor the LLM gives a title to "
+                                  "search for"))
+        films = group_films(items, releases, llm_files) if reading.media_type is MediaType.MOVIE else {}
+        if len(films) > 1 and not (decided or overrides.title):
+            return await self._movie_pack(request, items, releases, llm_files, films, torrent, answer,
+                                          reasons)
+        outcome = Match()
+        if reading.titles or decided:
+            outcome = await self._match(understanding, request, overrides, reasons)
+        match = outcome.pick
+        media_type = reading.media_type or (match.media_type if match else None)
+        if media_type is MediaType.SERIES:
+            numbering = number_series(items, releases, llm_files, torrent, overrides,
+                                      season_counts(match) if match else None)
+            items = numbering.items
+            reasons.extend(numbering.reasons)
+            if numbering.disagreements:
+                reasons.append(reason("llm_episodes", f"for {len(numbering.disagreements)} file(s) the LLM's "
+                                      "episode numbers differ from the file names'; the names were used"))
+        elif media_type is MediaType.MOVIE:
+            planned = plan_film(items, videos, releases, llm_files)
+            items = [planned.get(i.source, i) for i in items]
+        reasons.extend(numbering_reasons(items, match, media_type is MediaType.SERIES))
+        reasons.extend(self._track_reasons(items))
+        return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons)
+
+    def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
+        loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]
+        if not loose:
+            return []
+        return [reason("unattached_track", f"{len(loose)} subtitle/audio file(s) match no video and are "
+                       "left out")]
+
+    def _draft(self, request: RecognitionRequest, media_type: MediaType | None, reading: Reading,
+               overrides: Overrides, answer: LlmAnswer | None, outcome: Match, items: Sequence[PlanItem],
+               reasons: list[Reason]) -> RecognitionDraft:
+        match = outcome.pick
+        unique = list(dict.fromkeys(reasons))
+        distance, recommendation = recommend(unique, self._config, confirmed=outcome.confirmed)
+        candidates = [replace(c, chosen=match is not None and (c.provider, c.provider_id)
+                              == (match.provider, match.provider_id)) for c in outcome.candidates]
+        if match is not None and not any(c.chosen for c in candidates):
+            candidates.append(replace(match, chosen=True))
+        title = overrides.title or (match.title if match else None) or (reading.titles[0] if reading.titles
+                                                                        else None)
+        original = (match.original_title if match else None) or (answer.original_title if answer else None)
+        log.info("recognized as %s %r (%s): distance %.2f, %s, %d reason(s)",
+                 media_type.value if media_type else "unknown", title,
+                 describe(match) if match else "no match",
+                 distance, recommendation.value, len(unique), **for_download(request.download.id))
+        return RecognitionDraft(
+            media_type=media_type, title=title,
+            year=overrides.year or (match.year if match else None) or reading.year,
+            plan=Plan(items=tuple(items)), original_title=original if original != title else None,
+            provider=match.provider if match else None, provider_id=match.provider_id if match else None,
+            confidence=round(1.0 - distance, 4), recommendation=recommendation, reasons=tuple(unique),
+            raw_llm=answer.raw if answer else None, candidates=tuple(candidates),
+        )
+
+    # ------------------------------------------------------------------------------------- movie packs
+
+    async def _movie_pack(self, request: RecognitionRequest, items: list[PlanItem],
+                          releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
+                          films: Mapping[tuple[str, int | None], list[str]], torrent: Release,
+                          answer: LlmAnswer | None, reasons: list[Reason]) -> RecognitionDraft:
+        """Several films in one torrent: each is matched on its own and becomes the Work of its files."""
+        works: dict[str, Work] = {}
+        candidates: list[Candidate] = []
+        for index, ((_, year), sources) in enumerate(films.items()):
+            first = releases.get(sources[0])
+            hint = llm.get(sources[0])
+            title = (hint.work_title if hint else None) or (first.title if first else None)
+            if index >= MAX_FILMS or not title:
+                items = [i.with_(note="unmapped") if i.source in sources else i for i in items]
+                continue
+            reading = Reading(MediaType.MOVIE, (title,), year)
+            outcome = await self._matcher.match(reading, MediaType.MOVIE)
+            reasons.extend(r for r in outcome.reasons if r.code in ("provider_error", "small_margin"))
+            pick = outcome.pick
+            if pick is None:
+                reasons.append(reason("no_candidate", f"no match for the film '{title}'"
+                                      + (f" ({year})" if year else "")))
+            candidates.extend(replace(c, chosen=c is pick) for c in outcome.candidates)
+            work = Work(MediaType.MOVIE, pick.title if pick else title, pick.year if pick else year,
+                        pick.provider if pick else None, pick.provider_id if pick else None,
+                        pick.original_title if pick else None)
+            planned = plan_film(items, sources, releases, llm)
+            items = [planned[i.source].with_(work=work) if i.source in planned else i for i in items]
+            works.update(dict.fromkeys(sources, work))
+        items = [i.with_(work=works[i.attached_to]) if i.attached_to in works else i for i in items]
+        reasons.append(reason("movie_pack", f"this torrent holds {len(films)} films; each was matched on "
+                              "its own, a human confirms the pack once"))
+        reasons.extend(numbering_reasons(items, None, False))
+        reasons.extend(self._track_reasons(items))
+        unique = list(dict.fromkeys(reasons))
+        distance, recommendation = recommend(unique, self._config, confirmed=False)
+        return RecognitionDraft(
+            media_type=MediaType.MOVIE, title=torrent.title, year=torrent.year, plan=Plan(items=tuple(items)),
+            confidence=round(1.0 - distance, 4), recommendation=recommendation, reasons=tuple(unique),
+            raw_llm=answer.raw if answer else None, candidates=tuple(candidates),
+        )

@@ -1,0 +1,132 @@
+"""Planning file by file: overrides read defensively, absolute numbers mapped, films grouped."""
+
+from __future__ import annotations
+
+from jellybit.core.classify import classify
+from jellybit.core.plan import Role, SourceFile
+from jellybit.core.planning import (
+    Overrides,
+    apply_roles,
+    group_films,
+    map_absolute,
+    number_series,
+    plan_film,
+    read_overrides,
+)
+from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.release import parse_many, parse_release
+
+GB = 1 << 30
+
+
+def test_overrides_with_odd_values_are_ignored_not_fatal() -> None:
+    read = read_overrides(
+        {
+            "media_type": "podcast",
+            "year": "1999",
+            "season": 10_000,
+            "provider": "imdb",
+            "provider_id": "tt0133093",
+            "title": "  The   Matrix ",
+            "files": {
+                "a.mkv": {"season": 2, "episodes": [1, "x", -3, 4], "role": "bogus"},
+                "b.mkv": "nonsense",
+                7: {},
+            },
+        }
+    )
+    assert read.media_type is None
+    assert (read.year, read.season, read.provider, read.provider_id) == (None, None, "imdb", "tt0133093")
+    assert read.title == "The Matrix"
+    assert set(read.files) == {"a.mkv"}
+    assert (read.files["a.mkv"].season, read.files["a.mkv"].episodes, read.files["a.mkv"].role) == (
+        2,
+        (1, 4),
+        None,
+    )
+    assert read_overrides(None) == Overrides()
+    assert read_overrides("junk") == Overrides()  # type: ignore[arg-type]
+
+
+def test_pinned_roles_win() -> None:
+    items = classify([SourceFile("M/Movie.mkv", GB), SourceFile("M/Movie-trailer.mkv", GB // 10)])
+    pinned = read_overrides({"files": {"M/Movie-trailer.mkv": {"role": "ignored"}}})
+    assert [i.role for i in apply_roles(items, pinned)] == [Role.VIDEO, Role.IGNORED]
+
+
+def test_map_absolute() -> None:
+    counts = {0: 3, 1: 10, 2: 12}
+    assert map_absolute([1], counts) == (1, (1,))
+    assert map_absolute([11, 12], counts) == (2, (1, 2))
+    assert map_absolute([22], counts) == (2, (12,))
+    assert map_absolute([23], counts) is None  # beyond the last season
+    assert map_absolute([10, 11], counts) is None  # spans two seasons
+
+
+def _series(paths: list[str], torrent: str, **kw: object):
+    items = classify([SourceFile(p, GB) for p in paths])
+    releases = dict(zip(paths, parse_many(paths), strict=True))
+    return number_series(
+        items,
+        releases,
+        kw.get("llm", {}),
+        parse_release(torrent),  # type: ignore[arg-type]
+        kw.get("overrides", Overrides()),
+        kw.get("counts"),
+    )  # type: ignore[arg-type]
+
+
+def test_number_series_prefers_names_and_notes_llm_disagreement() -> None:
+    paths = ["S/Show.S01E01.mkv", "S/Show.S01E02.mkv"]
+    llm = {paths[1]: LlmFileAnswer(paths[1], "video", season=1, episodes=(5,))}
+    numbering = _series(paths, "Show.S01", llm=llm)
+    assert [(i.season, i.episodes) for i in numbering.items] == [(1, (1,)), (1, (2,))]
+    assert numbering.disagreements == [paths[1]]
+
+
+def test_number_series_uses_the_llm_where_names_are_silent() -> None:
+    paths = ["S/Pilot.mkv", "S/The Second One.mkv"]
+    llm = {p: LlmFileAnswer(p, "video", season=3, episodes=(n,)) for n, p in enumerate(paths, 1)}
+    numbering = _series(paths, "Show", llm=llm)
+    assert [(i.season, i.episodes) for i in numbering.items] == [(3, (1,)), (3, (2,))]
+    assert not numbering.reasons
+
+
+def test_number_series_assumes_season_one_and_says_so() -> None:
+    numbering = _series(["S/Show.E01.mkv", "S/Show.E02.mkv"], "Show")
+    assert [i.season for i in numbering.items] == [1, 1]
+    assert [r.code for r in numbering.reasons] == ["season_assumed"]
+
+
+def test_pinned_numbers_and_season_win() -> None:
+    paths = ["S/Show.S01E01.mkv", "S/Show.S01E02.mkv"]
+    overrides = read_overrides({"season": 4, "files": {paths[1]: {"episodes": [9]}}})
+    numbering = _series(paths, "Show.S01", overrides=overrides)
+    assert [(i.season, i.episodes) for i in numbering.items] == [(4, (1,)), (4, (9,))]
+
+
+def test_absolute_numbers_use_the_provider_counts() -> None:
+    paths = ["A/[G] Show - 13 [1080p].mkv"]
+    numbering = _series(paths, "[G] Show", counts={1: 12, 2: 12})
+    assert [(i.season, i.episodes) for i in numbering.items] == [(2, (1,))]
+    assert [r.code for r in numbering.reasons] == ["absolute_mapped"]
+
+
+def test_films_are_grouped_and_parts_and_versions_told_apart() -> None:
+    paths = ["P/Heat.1995.1080p.mkv", "P/Heat.1995.2160p.mkv", "P/Alien.1979.CD1.avi", "P/Alien.1979.CD2.avi"]
+    items = classify([SourceFile(p, GB) for p in paths])
+    releases = dict(zip(paths, parse_many(paths), strict=True))
+    films = group_films(items, releases, {})
+    assert sorted(films) == [("alien", 1979), ("heat", 1995)]
+    heat = plan_film(items, films[("heat", 1995)], releases, {})
+    alien = plan_film(items, films[("alien", 1979)], releases, {})
+    assert [heat[p].version for p in paths[:2]] == ["1080p", "2160p"]
+    assert [alien[p].part for p in paths[2:]] == [1, 2]
+
+
+def test_two_indistinguishable_videos_of_one_film_are_unmapped() -> None:
+    paths = ["P/Heat.1995.mkv", "P/Heat.1995.Extended.mkv"]
+    items = classify([SourceFile(p, GB) for p in paths])
+    releases = dict(zip(paths, parse_many(paths), strict=True))
+    planned = plan_film(items, paths, releases, {})
+    assert {planned[p].note for p in paths} == {"unmapped"}
