@@ -2,18 +2,50 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 
 from ulid import ULID
 
 from jellybit.errors import NotFound
 
 _ULID_RE = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"      # Crockford base32, lowercase
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]  # every 10-bit value as two characters
 
 
 def new_id() -> str:
     """Return a new lowercase ULID (sorts by creation time)."""
     return str(ULID()).lower()
+
+
+def _encode(value: int) -> str:
+    """A 128-bit ULID value as 26 lowercase Crockford base32 characters (two per 10 bits)."""
+    return "".join(_PAIRS[(value >> shift) & 1023] for shift in range(120, -10, -10))
+
+
+def new_ids(count: int) -> list[str]:
+    """Return `count` new lowercase ULIDs in increasing order, much faster than `count` new_id() calls.
+
+    They share the current millisecond and count up from a random 79-bit start, so they stay
+    unique and sort in the order given (a layout batch journals thousands of rows at once).
+    Against ids from other calls they sort by time to the millisecond, like ULIDs made by
+    different processes.
+    """
+    if count <= 0:
+        return []
+    if count > 1 << 64:
+        raise ValueError("too many ids at once")
+    # 79 random bits: adding up to 2**64 can never carry into the timestamp.
+    start = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big") >> 1
+    ids: list[str] = []
+    head, prefix = -1, ""
+    for value in range(start, start + count):
+        if value >> 10 != head:              # the first 24 characters change once per 1,024 ids
+            head, prefix = value >> 10, _encode(value)[:24]
+        ids.append(prefix + _PAIRS[value & 1023])
+    return ids
 
 
 def is_id(value: object) -> bool:
