@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 import aiosqlite
 
 from jellybit import clock, ident
+from jellybit.core.frozen import build
 from jellybit.core.links import (
     LIVE_STATUSES,
     ApplyBatch,
@@ -27,12 +28,24 @@ from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
 _LIVE_SQL = "(" + ",".join("?" for _ in _LIVE) + ")"
+# file_link columns in FileLink's field order: rows are read positionally (a batch has thousands).
+_COLUMNS = ("id", "download_id", "apply_batch_id", "src_path", "dst_path", "kind", "status", "size",
+            "src_dev", "src_ino", "src_mtime_ns", "dst_ino", "message", "created_at", "updated_at")
+_SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM file_link"
+_STATUS_AT = _COLUMNS.index("status")
+_BY_VALUE = {s.value: s for s in LinkStatus}
+_VALUE = {s: s.value for s in LinkStatus}       # a LinkStatus or its plain string -> the stored text
+
+
+def _status_value(status: LinkStatus | str) -> str:
+    return _VALUE.get(status) or LinkStatus(status).value
 
 
 def _link(row: aiosqlite.Row) -> FileLink:
-    data = dict(row)
-    data["status"] = LinkStatus(data["status"])
-    return FileLink(**data)
+    values = list(row)
+    text = values[_STATUS_AT]
+    values[_STATUS_AT] = _BY_VALUE.get(text) or LinkStatus(text)
+    return build(FileLink, values)
 
 
 def _batch(row: aiosqlite.Row) -> ApplyBatch:
@@ -80,16 +93,10 @@ class LinksMixin:
         """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
         batch_id = ident.new_id()
         now = clock.now()
-        stored = [
-            FileLink(ident.new_id(), download_id, batch_id, new.src_path, new.dst_path, new.kind,
-                     LinkStatus(new.status), new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
-                     new.dst_ino, new.message, now, now)
-            for new in links
-        ]
         rows = [
-            (r.id, r.download_id, r.apply_batch_id, r.src_path, r.dst_path, r.kind, r.status.value, r.size,
-             r.src_dev, r.src_ino, r.src_mtime_ns, r.dst_ino, r.message, r.created_at, r.updated_at)
-            for r in stored
+            (link_id, download_id, batch_id, new.src_path, new.dst_path, new.kind, _status_value(new.status),
+             new.size, new.src_dev, new.src_ino, new.src_mtime_ns, new.dst_ino, new.message, now, now)
+            for link_id, new in zip(ident.new_ids(len(links)), links, strict=True)
         ]
         async with self.write() as conn:  # type: ignore[attr-defined]
             await conn.execute(
@@ -97,11 +104,10 @@ class LinksMixin:
                 (batch_id, download_id, BatchStatus.OPEN.value, now),
             )
             await conn.executemany(
-                "INSERT INTO file_link (id, download_id, apply_batch_id, src_path, dst_path, kind,"
-                " status, size, src_dev, src_ino, src_mtime_ns, dst_ino, message, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO file_link ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
                 rows,
             )
+        stored = [_link(row) for row in rows]
         return ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None), stored
 
     async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
@@ -121,7 +127,7 @@ class LinksMixin:
             await conn.executemany(
                 "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?,"
                 " updated_at = ? WHERE id = ?",
-                [(LinkStatus(u.status).value, u.dst_ino, u.message, now, u.link_id) for u in updates],
+                [(_status_value(u.status), u.dst_ino, u.message, now, u.link_id) for u in updates],
             )
 
     async def commit_batch(self, batch_id: str) -> int:
@@ -185,7 +191,7 @@ class LinksMixin:
 
     async def _links_where(self, where: str, params: Sequence[object], statuses: Iterable[LinkStatus] | None):
         values = _statuses(statuses)
-        sql = f"SELECT * FROM file_link WHERE {where}"
+        sql = f"{_SELECT} WHERE {where}"
         args = list(params)
         if values is not None:
             if not values:
@@ -214,7 +220,7 @@ class LinksMixin:
     async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
         """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
         rows = await self.fetchall(  # type: ignore[attr-defined]
-            "SELECT fl.* FROM file_link fl"
+            "SELECT " + ", ".join(f"fl.{c}" for c in _COLUMNS) + " FROM file_link fl"
             " JOIN recognition r ON r.download_id = fl.download_id AND r.is_current = 1"
             f" WHERE r.provider = ? AND r.provider_id = ? AND fl.status IN {_LIVE_SQL}"
             " ORDER BY fl.created_at, fl.id",

@@ -1,0 +1,36 @@
+"""The layout journal's SQL: rows come back exactly as written, in planned order."""
+
+from __future__ import annotations
+
+from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
+from jellybit.core.models import NewDownload
+
+
+async def _download_id(store) -> str:
+    created = await store.create_download_if_no_active(NewDownload("magnet", "magnet:?xt=rows", "rows", ""))
+    return created.download.id
+
+
+async def test_open_batch_rows_read_back_identically_in_planned_order(store):
+    download_id = await _download_id(store)
+    links = [
+        NewLink(f"/d/src{n:04d}.mkv", f"/s/Show/Season 01/Show S01E{n:03d}.mkv", "video", 10 + n,
+                src_dev=1, src_ino=1000 + n, src_mtime_ns=7)
+        for n in range(600)
+    ]
+    links[5] = NewLink("/d/x.srt", "/s/Show/x.srt", "subtitle", 3, status=LinkStatus.EXISTS, dst_ino=42,
+                       message="already linked")
+    links[6] = NewLink("/d/y.srt", "/s/Show/y.srt", "subtitle", 3, status="skipped", message="present")
+    batch, rows = await store.open_batch(download_id, links)
+    assert await store.links_for_batch(batch.id) == rows
+    assert [r.dst_path for r in rows] == [link.dst_path for link in links]
+    assert len({r.id for r in rows}) == 600
+    assert (rows[5].status, rows[5].dst_ino) == (LinkStatus.EXISTS, 42)
+    assert rows[6].status is LinkStatus.SKIPPED
+    assert {r.status for r in rows[7:]} == {LinkStatus.PENDING}
+
+    await store.finish_links([LinkUpdate(rows[7].id, LinkStatus.LINKED, 1007, None),
+                              LinkUpdate(rows[8].id, "copied", 99, "copied")])
+    linked, copied = await store.links_for_batch(batch.id, [LinkStatus.LINKED, LinkStatus.COPIED])
+    assert (linked.id, linked.status, linked.dst_ino) == (rows[7].id, LinkStatus.LINKED, 1007)
+    assert (copied.id, copied.status, copied.message) == (rows[8].id, LinkStatus.COPIED, "copied")

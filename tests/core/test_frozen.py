@@ -1,0 +1,75 @@
+"""Fast frozen-dataclass helpers give exactly what dataclasses.replace and the constructor give."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jellybit.core.frozen import build, evolve
+from jellybit.core.links import FileLink, LinkStatus
+from jellybit.core.plan import PlanItem, Role
+
+ITEM = PlanItem("Show/Season 01/Show.S01E01.mkv", 10, Role.VIDEO, season=1, episodes=(1,))
+texts = st.none() | st.text(max_size=20)
+changes = st.fixed_dictionaries({}, optional={
+    "library": texts, "target": texts, "status": texts, "note": texts,
+    "season": st.none() | st.integers(), "episodes": st.tuples(st.integers()),
+})
+
+
+@given(changes)
+def test_evolve_is_dataclasses_replace(fields):
+    fast, slow = evolve(ITEM, **fields), dataclasses.replace(ITEM, **fields)
+    assert fast == slow
+    assert hash(fast) == hash(slow)
+    assert repr(fast) == repr(slow)
+    assert ITEM == PlanItem("Show/Season 01/Show.S01E01.mkv", 10, Role.VIDEO, season=1, episodes=(1,))
+
+
+def test_evolve_keeps_the_copy_frozen_and_refuses_unknown_fields():
+    copy = evolve(ITEM, status="planned")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.status = "exists"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="statuss"):
+        evolve(ITEM, statuss="planned")
+    assert ITEM.status is None
+
+
+def test_build_is_the_constructor():
+    values = ("id", "d", "b", "/s", "/t", "video", LinkStatus.PENDING, 5, 1, 2, 3, None, None, "t0", "t1")
+    assert build(FileLink, values) == FileLink(*values)
+    assert build(FileLink, iter(values)).status is LinkStatus.PENDING
+    with pytest.raises(TypeError, match="15 values"):
+        build(FileLink, values[:-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    value: int
+
+    def __post_init__(self) -> None:
+        if self.value < 0:
+            raise ValueError("negative")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cached:
+    value: int
+
+    @functools.cached_property
+    def double(self) -> int:
+        return self.value * 2
+
+
+def test_classes_with_their_own_logic_take_the_normal_path():
+    with pytest.raises(ValueError, match="negative"):
+        evolve(_Checked(1), value=-1)
+    with pytest.raises(ValueError, match="negative"):
+        build(_Checked, [-1])
+    cached = _Cached(1)
+    assert cached.double == 2
+    assert evolve(cached, value=5).double == 10
