@@ -29,6 +29,9 @@ _RESERVED = frozenset(
 _ASCII_TABLE = str.maketrans(_REPLACE)
 _SPACES = re.compile(r"\s+")
 _COLON_SPACE = re.compile(r"\s*:\s+")
+# What makes _once change printable ASCII: a forbidden character or ':', a run of spaces,
+# a leading space or dot, a trailing space or dot (length and device names are checked apart).
+_ASCII_DIRTY = re.compile(r'[:/\\|<>"?*]|  |^[ .]|[ .]\Z')
 
 
 def _is_noncharacter(cp: int) -> bool:
@@ -99,7 +102,23 @@ def sanitize_component(text: str, *, fallback: str = "_") -> str:
     return _settle(str(text), MAX_COMPONENT_BYTES) or _settle(str(fallback), MAX_COMPONENT_BYTES) or "_"
 
 
+def _clean_ascii(text: str, max_bytes: int) -> bool:
+    """Tell, without a pass, that text is printable ASCII which _once would return unchanged."""
+    return (
+        text.isascii() and text.isprintable() and len(text) <= max_bytes
+        and _ASCII_DIRTY.search(text) is None
+        and text.partition(".")[0].rstrip(" ").upper() not in _RESERVED
+    )
+
+
 def _settle(text: str, max_bytes: int) -> str:
+    # Most names (and every name the gate re-checks) are clean ASCII already: one quick look.
+    if _clean_ascii(text, max_bytes):
+        return text
+    return _settle_passes(text, max_bytes)
+
+
+def _settle_passes(text: str, max_bytes: int) -> str:
     # Each pass can only shorten or fix the text; a few passes reach the fixed point, which
     # makes sanitize_component idempotent (the containment gate relies on that).
     for _ in range(6):

@@ -10,6 +10,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jellybit.core.sanitize import (
+    _clean_ascii,
+    _settle,
+    _settle_passes,
     clean_text,
     is_sanitized,
     is_within,
@@ -147,3 +150,20 @@ def test_letters_and_digits_of_any_script_survive(text: str) -> None:
     if base in RESERVED:
         return
     assert sanitize_component(text) == text
+
+
+_PIECES = [*' .:/\\|<>"?*-_abcXYZ09', "CON", "nul", "COM1", "LPT9", "  ", "\t"]
+_ascii_names = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@given(st.one_of(_ascii_names, tricky_text, st.text()), st.integers(min_value=-2, max_value=300))
+@example("CON .srt", 255)
+@example("a" * 256, 255)
+@example("a  b", 255)
+@example("ab.", 255)
+@example("nul", 255)
+@example("Show S01E01.mkv", 255)
+def test_the_clean_ascii_shortcut_agrees_with_the_full_passes(text, max_bytes):
+    assert _settle(text, max_bytes) == _settle_passes(text, max_bytes)
+    if _clean_ascii(text, max_bytes):
+        assert _settle_passes(text, max_bytes) == text
