@@ -179,29 +179,40 @@ def parse_release(name: str) -> Release:
 # ------------------------------------------------------------------------------------------- many names
 
 _DIGITS = re.compile(r"\d+")
+# A fansub CRC32 (`[A1B2C3D4]`) differs in every file; it names no number, so it is left out.
+_CRC = re.compile(r"[\[(][0-9A-Fa-f]{8}[\])]")
 _NUMBER_FIELDS = ("seasons", "episodes", "absolute_episodes")
+Mapping_ = dict[tuple[str, int], frozenset[int]]
+
+
+def _digits(name: str) -> list[str]:
+    return _DIGITS.findall(_CRC.sub("", name))
 
 
 def _positions(digits: list[str], value: int) -> set[int]:
     return {i for i, d in enumerate(digits) if int(d) == value}
 
 
-def _derive_map(a: Release, b: Release) -> dict[tuple[str, int], int] | None:
-    """Which digit run of the name each number of `a` came from, confirmed by `b`; None if unclear."""
-    if replace(a, name="", **{f: () for f in _NUMBER_FIELDS}, season=None, part=None) != replace(
-        b, name="", **{f: () for f in _NUMBER_FIELDS}, season=None, part=None
-    ):
+def _numbers(release: Release, field_name: str) -> tuple[int | None, ...]:
+    value = getattr(release, field_name)
+    return (value,) if isinstance(value, int) or value is None else tuple(value)
+
+
+def _derive_map(a: Release, b: Release) -> Mapping_ | None:
+    """Which digit runs of the name each number of `a` came from, confirmed by `b`; None if unclear."""
+    blank = {f: () for f in _NUMBER_FIELDS}
+    if replace(a, name="", season=None, part=None, **blank) != replace(b, name="", season=None, part=None,
+                                                                        **blank):
         return None
-    da, db = _DIGITS.findall(a.name), _DIGITS.findall(b.name)
+    da, db = _digits(a.name), _digits(b.name)
+    if len(da) != len(db):
+        return None
     varying = {i for i, (x, y) in enumerate(zip(da, db, strict=True)) if x != y}
     if a.year is not None and _positions(da, a.year) & varying:
         return None
-    mapping: dict[tuple[str, int], int] = {}
+    mapping: Mapping_ = {}
     for field_name in (*_NUMBER_FIELDS, "part"):
-        va = getattr(a, field_name)
-        vb = getattr(b, field_name)
-        va = (va,) if isinstance(va, int) or va is None else va
-        vb = (vb,) if isinstance(vb, int) or vb is None else vb
+        va, vb = _numbers(a, field_name), _numbers(b, field_name)
         if len(va) != len(vb):
             return None
         for k, (x, y) in enumerate(zip(va, vb, strict=True)):
@@ -210,50 +221,63 @@ def _derive_map(a: Release, b: Release) -> dict[tuple[str, int], int] | None:
                     return None
                 continue
             common = _positions(da, x) & _positions(db, y)
-            if len(common) == 1:
-                mapping[(field_name, k)] = common.pop()
-            elif x != y or common & varying:
+            if common & varying:
+                # Several runs may carry the number (`Season 01/Show.S01E05`); they must agree later.
+                mapping[(field_name, k)] = frozenset(common & varying)
+            elif x != y:
                 return None
     return mapping
 
 
-def _derive(a: Release, mapping: dict[tuple[str, int], int], name: str) -> Release:
-    digits = _DIGITS.findall(name)
+def _derive(a: Release, mapping: Mapping_, name: str) -> Release | None:
+    digits = _digits(name)
     values: dict[str, Any] = {}
     for field_name in (*_NUMBER_FIELDS, "part"):
-        current = getattr(a, field_name)
-        items = [current] if field_name == "part" else list(current)
-        for (f, k), position in mapping.items():
-            if f == field_name:
-                items[k] = int(digits[position])
+        items = list(_numbers(a, field_name))
+        for (f, k), positions in mapping.items():
+            if f != field_name:
+                continue
+            found = {int(digits[p]) for p in positions}
+            if len(found) != 1:
+                return None
+            items[k] = found.pop()
         values[field_name] = items[0] if field_name == "part" else tuple(sorted(set(items)))
     seasons = values["seasons"]
     return replace(a, name=name, season=seasons[0] if len(seasons) == 1 else None, **values)
+
+
+def _parse_group(names: Sequence[str], members: list[int], out: list[Release | None]) -> None:
+    """Derive a template's members from three real parses; where they disagree, split and retry."""
+    if len(members) < 8:
+        for index in members:
+            out[index] = parse_release(names[index])
+        return
+    first, middle, last = members[0], members[len(members) // 2], members[-1]
+    a, m, b = (parse_release(names[i]) for i in (first, middle, last))
+    mapping = _derive_map(a, b)
+    if mapping is None or _derive(a, mapping, names[middle]) != m:
+        half = len(members) // 2
+        _parse_group(names, members[:half], out)
+        _parse_group(names, members[half:], out)
+        return
+    for index in members:
+        out[index] = _derive(a, mapping, names[index]) or parse_release(names[index])
 
 
 def parse_many(names: Sequence[str]) -> list[Release]:
     """Parse many names; names that differ only in their digits share one checked guessit reading.
 
     A 2,000-episode pack would take guessit half a minute name by name. For each template (the name
-    with its digits blanked) three members are parsed for real; when the numbers of the last follow
-    from the first by its digit runs alone, and the middle one agrees, the rest are derived that way.
+    with its digits blanked and any CRC32 masked) three members are parsed for real; when the
+    numbers of the last follow from the first by its digit runs alone, and the middle one agrees,
+    the rest are derived that way (a name whose runs disagree is parsed for real); a template whose
+    samples disagree (guessit reads `- 2000` differently from `- 1999`) is split in halves and retried.
     """
     out: list[Release | None] = [None] * len(names)
     groups: dict[str, list[int]] = defaultdict(list)
     for index, name in enumerate(names):
-        groups[re.sub(r"\d", "#", name)].append(index)   # digit counts kept: guessit reads 4 digits as years
+        # digit counts are kept in the template: guessit reads four digits as a year, two as not
+        groups[re.sub(r"\d", "#", _CRC.sub("[crc]", name))].append(index)
     for members in groups.values():
-        if len(members) < 4:
-            for index in members:
-                out[index] = parse_release(names[index])
-            continue
-        first, middle, last = members[0], members[len(members) // 2], members[-1]
-        a, m, b = (parse_release(names[i]) for i in (first, middle, last))
-        mapping = _derive_map(a, b)
-        if mapping is None or _derive(a, mapping, names[middle]) != m:
-            for index in members:
-                out[index] = parse_release(names[index])
-            continue
-        for index in members:
-            out[index] = {first: a, middle: m, last: b}.get(index) or _derive(a, mapping, names[index])
+        _parse_group(names, members, out)
     return [r for r in out if r is not None]

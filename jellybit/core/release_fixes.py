@@ -87,8 +87,11 @@ def fix_year_in_title(r: Reading, guess: Guess) -> None:
                 r.update(absolute_episodes=[int(number)], seasons=[], episodes=[], episode_title=None)
                 _note(r, "absolute_number")
     year = r["year"]
-    if year is not None and year in r["seasons"] and not re.search(rf"(?<![Ss\d]){year}(?!\d)", base):
-        r["year"] = None   # `Top.Gear.S2024E05`: the season is numbered by year, the show is not from then
+    if year is not None and year in r["seasons"]:
+        if not re.search(rf"(?<![Ss\d]){year}(?!\d)", base):
+            r["year"] = None   # `Top.Gear.S2024E05`: seasons numbered by year; the show is not from then
+        elif not re.search(rf"(?i)(?:s|season\s*){year}(?!\d)", base):
+            r["seasons"] = [s for s in r["seasons"] if s != year]   # `Show (2019) - 05`: a year, not a season
         _note(r, "season_year")
     if r["title"] is None and r["year"] is not None and base.lstrip("[( ").startswith(str(r["year"])):
         r.update(title=str(r["year"]), year=None)
@@ -278,6 +281,9 @@ def fix_absolute(r: Reading, guess: Guess) -> None:
         return
     if _LEAD_GROUP.match(base) or dash or "第" in base:
         r.update(absolute_episodes=r["episodes"], episodes=[])
+        year = r["year"]
+        if year in r["absolute_episodes"] and len(re.findall(rf"(?<!\d){year}(?!\d)", base)) == 1:
+            r["year"] = None          # `[Grp] Show - 2000`: episode 2000, not a show from 2000
         _note(r, "absolute")
 
 
