@@ -8,15 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from jellybit.core.languages import (
-    CODE_BY_WORD,
-    DEFAULT_WORDS,
-    FILLER_WORDS,
-    FORCED_WORDS,
-    SDH_WORDS,
-    SHORT_WORDS,
-    VARIANTS,
-)
+from jellybit.core.languages import GENERIC_WORDS, TrackInfo, read_track, words
 from jellybit.core.plan import PlanItem, Role, SourceFile
 
 # ------------------------------------------------------------------------------------------- the rules
@@ -89,9 +81,7 @@ SOUNDTRACK_FOLDERS = frozenset({"ost", "soundtrack", "soundtracks", "music", "с
 
 # ------------------------------------------------------------------------------------------- the code
 
-_SPLIT = re.compile(r"[\s._\-\[\](){},;+~!]+")
 _NORM = re.compile(r"[\s._\-]+")
-_VARIANT_JOIN = re.compile(r"(?i)(?<![^\W_])([a-z]{2})[-_]([a-z]{2,4}|419)(?![^\W_])")
 _EPISODE_KEYS = (
     re.compile(r"(?i)s(\d{1,2})[ ._-]?e(\d{1,4})"),
     re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{2,3})(?!\d)"),
@@ -281,84 +271,6 @@ class _Videos:
 # ------------------------------------------------------------------------------------------- language
 
 
-@dataclass(frozen=True)
-class TrackInfo:
-    """What a subtitle/audio name says: language, flags and the leftover words (a title candidate)."""
-
-    language: str | None
-    flags: tuple[str, ...]
-    variant: str | None
-    rest: str
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in _SPLIT.split(unicodedata.normalize("NFC", text).casefold()) if w]
-
-
-def _trailing_run(words: list[str], whole: bool) -> tuple[list[str], list[str]]:
-    """Split `words` into (leading words, trailing run of language/flag/filler/number words)."""
-    if whole:
-        return [], words
-    cut = len(words)
-    while cut > 0:
-        w = words[cut - 1]
-        if not (w in CODE_BY_WORD or w in FLAG_WORDS or w in FILLER_WORDS or w in VARIANTS
-                or (w.isdigit() and len(w) <= 2) or w == "hi"):
-            break
-        cut -= 1
-    return words[:cut], words[cut:]
-
-
-FLAG_WORDS = FORCED_WORDS | SDH_WORDS | DEFAULT_WORDS
-_GENERIC = FILLER_WORDS | FLAG_WORDS | frozenset(CODE_BY_WORD)
-
-
-def read_track(text: str, *, whole: bool = False, folder: bool = False) -> TrackInfo:
-    """Read language, flags and variant from a subtitle/audio name (or folder name).
-
-    `whole`: every word is a suffix after the video's name (otherwise only the trailing run counts).
-    `folder`: two-letter codes count only when they are the whole name.
-    """
-    variant = None
-    joined = _VARIANT_JOIN.search(text)
-    if joined and joined.group(1).casefold() in CODE_BY_WORD and joined.group(2).casefold() in VARIANTS:
-        variant = VARIANTS[joined.group(2).casefold()]
-        text = text[: joined.start()] + joined.group(1) + text[joined.end():]
-    words = _words(text)
-    lead, run = _trailing_run(words, whole)
-    language: str | None = None
-    flags: set[str] = set()
-    saw_hi = False
-    leftover: list[str] = list(lead)
-    for w in run:
-        if w in FORCED_WORDS:
-            flags.add("forced")
-        elif w in SDH_WORDS:
-            flags.add("sdh")
-        elif w in DEFAULT_WORDS:
-            flags.add("default")
-        elif w == "hi":
-            saw_hi = True
-        elif w in CODE_BY_WORD and not (w in SHORT_WORDS and folder and len(words) > 1):
-            code = CODE_BY_WORD[w]
-            if language is None:
-                language = code
-            if code == "zh" and w in VARIANTS and variant is None:
-                variant = VARIANTS[w]
-        elif w in VARIANTS and language is not None and variant is None:
-            variant = VARIANTS[w]
-        else:
-            leftover.append(w)
-    if saw_hi:
-        # Jellyfin's rule: `hi` alone is Hindi, after a language (`en.hi`) it means hearing-impaired.
-        if language is None:
-            language = "hi"
-        else:
-            flags.add("sdh")
-    ordered = tuple(f for f in ("default", "forced", "sdh") if f in flags)
-    return TrackInfo(language, ordered, variant, " ".join(leftover))
-
-
 def _track_info(track: _File, video: _File | None, rest: str) -> TrackInfo:
     own = read_track(rest, whole=video is not None and rest != track.norm_stem)
     language, flags, variant = own.language, set(own.flags), own.variant
@@ -414,7 +326,7 @@ def classify(files: Iterable[SourceFile]) -> tuple[PlanItem, ...]:
 
 def _title_candidate(track: _File, video: _File | None, info: TrackInfo) -> str:
     stem_key = video.norm_stem if video is not None else None
-    folders = [d for d in track.dirs if normalize(d) != stem_key and not set(_words(d)) <= _GENERIC]
+    folders = [d for d in track.dirs if normalize(d) != stem_key and not set(words(d)) <= GENERIC_WORDS]
     # "2_English": the index alone says little, the whole name says more
     rest = "" if info.rest.replace(" ", "").isdigit() else info.rest
     parts = [*folders[-1:], info.variant or "", rest]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from dataclasses import dataclass
+
 # One row per language: the code Jellybit writes (ISO 639-1 where one exists), then every spelling
 # that means it in a file or folder name (ISO 639-2/B and /T codes, English and native names).
 # Ambiguous 639-2/B codes that are also common English words (may, per, ice) are left out on purpose.
@@ -95,3 +99,85 @@ for _code, _words in LANGUAGE_TABLE:
         CODE_BY_WORD.setdefault(_word.casefold(), _code)
 # Two-letter spellings: trusted only at the end of a name, never in a folder of several words.
 SHORT_WORDS = frozenset(w for w in CODE_BY_WORD if len(w) <= 2)
+
+_SPLIT = re.compile(r"[\s._\-\[\](){},;+~!]+")
+_VARIANT_JOIN = re.compile(r"(?i)(?<![^\W_])([a-z]{2})[-_]([a-z]{2,4}|419)(?![^\W_])")
+
+
+@dataclass(frozen=True)
+class TrackInfo:
+    """What a subtitle/audio name says: language, flags and the leftover words (a title candidate)."""
+
+    language: str | None
+    flags: tuple[str, ...]
+    variant: str | None
+    rest: str
+
+
+def words(text: str) -> list[str]:
+    """The case-folded words of a name (split at dots, dashes, brackets, spaces)."""
+    return [w for w in _SPLIT.split(unicodedata.normalize("NFC", text).casefold()) if w]
+
+
+def _trailing_run(tokens: list[str], whole: bool) -> tuple[list[str], list[str]]:
+    """Split `tokens` into (leading words, trailing run of language/flag/filler/number words)."""
+    if whole:
+        return [], tokens
+    cut = len(tokens)
+    while cut > 0:
+        w = tokens[cut - 1]
+        if not (w in CODE_BY_WORD or w in FLAG_WORDS or w in FILLER_WORDS or w in VARIANTS
+                or (w.isdigit() and len(w) <= 2) or w == "hi"):
+            break
+        cut -= 1
+    return tokens[:cut], tokens[cut:]
+
+
+FLAG_WORDS = FORCED_WORDS | SDH_WORDS | DEFAULT_WORDS
+GENERIC_WORDS = FILLER_WORDS | FLAG_WORDS | frozenset(CODE_BY_WORD)
+
+
+def read_track(text: str, *, whole: bool = False, folder: bool = False) -> TrackInfo:
+    """Read language, flags and variant from a subtitle/audio name (or folder name).
+
+    `whole`: every word is a suffix after the video's name (otherwise only the trailing run counts).
+    `folder`: two-letter codes count only when they are the whole name.
+    """
+    variant = None
+    joined = _VARIANT_JOIN.search(text)
+    if joined and joined.group(1).casefold() in CODE_BY_WORD and joined.group(2).casefold() in VARIANTS:
+        variant = VARIANTS[joined.group(2).casefold()]
+        text = text[: joined.start()] + joined.group(1) + text[joined.end():]
+    found = words(text)
+    lead, run = _trailing_run(found, whole)
+    language: str | None = None
+    flags: set[str] = set()
+    saw_hi = False
+    leftover: list[str] = list(lead)
+    for w in run:
+        if w in FORCED_WORDS:
+            flags.add("forced")
+        elif w in SDH_WORDS:
+            flags.add("sdh")
+        elif w in DEFAULT_WORDS:
+            flags.add("default")
+        elif w == "hi":
+            saw_hi = True
+        elif w in CODE_BY_WORD and not (w in SHORT_WORDS and folder and len(found) > 1):
+            code = CODE_BY_WORD[w]
+            if language is None:
+                language = code
+            if code == "zh" and w in VARIANTS and variant is None:
+                variant = VARIANTS[w]
+        elif w in VARIANTS and language is not None and variant is None:
+            variant = VARIANTS[w]
+        else:
+            leftover.append(w)
+    if saw_hi:
+        # Jellyfin's rule: `hi` alone is Hindi, after a language (`en.hi`) it means hearing-impaired.
+        if language is None:
+            language = "hi"
+        else:
+            flags.add("sdh")
+    ordered = tuple(f for f in ("default", "forced", "sdh") if f in flags)
+    return TrackInfo(language, ordered, variant, " ".join(leftover))

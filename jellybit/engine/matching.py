@@ -50,8 +50,9 @@ class Matcher:
     """Searches every provider for a reading and scores what comes back."""
 
     def __init__(self, providers: Sequence[MetadataProvider], *, low_distance: float, medium_distance: float,
-                 min_margin: float) -> None:
+                 min_margin: float, download_id: str = "") -> None:
         self.providers = list(providers)
+        self.log_extra = {"download_id": download_id} if download_id else {}
         self.low_distance = low_distance
         self.medium_distance = medium_distance
         self.min_margin = min_margin
@@ -60,10 +61,10 @@ class Matcher:
         try:
             return await coro, None  # type: ignore[misc]
         except AdapterError as exc:
-            log.warning("metadata provider %s failed: %s", provider.name, exc.message)
+            log.warning("metadata provider %s failed: %s", provider.name, exc.message, extra=self.log_extra)
             return None, _failure(provider.name, exc)
         except Exception as exc:     # a provider bug must not cost the download its recognition
-            log.exception("metadata provider %s crashed", provider.name)
+            log.exception("metadata provider %s crashed", provider.name, extra=self.log_extra)
             return None, _failure(provider.name, exc)
 
     async def search(self, query: MetadataQuery, reasons: list[Reason]) -> list[Candidate]:

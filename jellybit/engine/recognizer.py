@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,7 @@ from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
+_HASH = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 MAX_FILMS = 20               # films of a movie pack searched one by one
 LLM_TITLE_DISAGREEMENT = 0.3
 PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
@@ -111,8 +113,12 @@ class Recognizer:
         self._llm = llm
         self._providers = list(providers)
         self._config = config
-        self._matcher = Matcher(self._providers, low_distance=config.low_distance,
-                                medium_distance=config.medium_distance, min_margin=config.min_margin)
+
+    def _matcher_for(self, download_id: str) -> Matcher:
+        config = self._config
+        return Matcher(self._providers, low_distance=config.low_distance,
+                       medium_distance=config.medium_distance, min_margin=config.min_margin,
+                       download_id=download_id)
 
     # ------------------------------------------------------------------------------------- LLM
 
@@ -188,7 +194,7 @@ class Recognizer:
 
     # ------------------------------------------------------------------------------------- match
 
-    async def _match(self, understanding: _Understanding, request: RecognitionRequest,
+    async def _match(self, matcher: Matcher, understanding: _Understanding, request: RecognitionRequest,
                      overrides: Overrides, reasons: list[Reason]) -> Match:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
@@ -196,18 +202,18 @@ class Recognizer:
             reasons.append(reason("no_provider", "no metadata provider is configured, so nothing can "
                                   "confirm what this is; a human decides"))
             return Match()
-        outcome = await self._matcher.match(reading, understanding.search_type, understanding.original_title)
+        outcome = await matcher.match(reading, understanding.search_type, understanding.original_title)
         if pinned or request.chosen is not None:
             # A human's choice is the match; the automatic pick's doubts no longer apply.
             outcome.reasons = [r for r in outcome.reasons if r.code == "provider_error"]
             if pinned:
-                pick = await self._matcher.pinned(
+                pick = await matcher.pinned(
                     overrides.provider or "", overrides.provider_id or "", reading.media_type,
                     outcome.candidates, overrides.title or (reading.titles[0] if reading.titles else ""),
                     overrides.year or reading.year, outcome.reasons)
             else:
                 assert request.chosen is not None
-                pick = await self._matcher.pinned(
+                pick = await matcher.pinned(
                     request.chosen.provider, request.chosen.provider_id, request.chosen.media_type,
                     [*outcome.candidates, request.chosen], request.chosen.title, request.chosen.year,
                     outcome.reasons)
@@ -224,9 +230,13 @@ class Recognizer:
 
     async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
         """Work out what the download is and plan every file; see docs/recognition.md."""
+        matcher = self._matcher_for(request.download.id)
         overrides = read_overrides(request.overrides)
         items = apply_roles(classify(request.files), overrides)
-        name = request.download.display_name or (request.files[0].path.split("/")[0] if request.files else "")
+        name = request.download.display_name
+        if not name or _HASH.fullmatch(name):
+            # a magnet without `dn=` is named by its hash; the top folder says more
+            name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
         releases = dict(zip(videos, parse_many(videos), strict=True))
@@ -241,11 +251,11 @@ class Recognizer:
                                   "search for"))
         films = group_films(items, releases, llm_files) if reading.media_type is MediaType.MOVIE else {}
         if len(films) > 1 and not (decided or overrides.title):
-            return await self._movie_pack(request, items, releases, llm_files, films, torrent, answer,
-                                          reasons)
+            return await self._movie_pack(matcher, request, items, releases, llm_files, films, torrent,
+                                          answer, reasons)
         outcome = Match()
         if reading.titles or decided:
-            outcome = await self._match(understanding, request, overrides, reasons)
+            outcome = await self._match(matcher, understanding, request, overrides, reasons)
         match = outcome.pick
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
@@ -298,7 +308,7 @@ class Recognizer:
 
     # ------------------------------------------------------------------------------------- movie packs
 
-    async def _movie_pack(self, request: RecognitionRequest, items: list[PlanItem],
+    async def _movie_pack(self, matcher: Matcher, request: RecognitionRequest, items: list[PlanItem],
                           releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
                           films: Mapping[tuple[str, int | None], list[str]], torrent: Release,
                           answer: LlmAnswer | None, reasons: list[Reason]) -> RecognitionDraft:
@@ -313,7 +323,7 @@ class Recognizer:
                 items = [i.with_(note="unmapped") if i.source in sources else i for i in items]
                 continue
             reading = Reading(MediaType.MOVIE, (title,), year)
-            outcome = await self._matcher.match(reading, MediaType.MOVIE)
+            outcome = await matcher.match(reading, MediaType.MOVIE)
             reasons.extend(r for r in outcome.reasons if r.code in ("provider_error", "small_margin"))
             pick = outcome.pick
             if pick is None:

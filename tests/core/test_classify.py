@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jellybit.core.classify import classify, episode_key, read_track
+from jellybit.core.classify import classify, episode_key
+from jellybit.core.languages import read_track
 from jellybit.core.plan import PlanItem, Role, SourceFile
 
 GB = 1 << 30

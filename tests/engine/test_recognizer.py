@@ -391,3 +391,20 @@ async def test_apply_reuses_the_previous_reading_without_asking(
     assert [(v.season, v.episodes) for v in again.plan.videos()] == [(2, (1,)), (2, (2,))]
     assert again.raw_llm == first.raw_llm
     assert "llm_unavailable" not in codes(again)
+
+
+async def test_a_download_named_by_its_hash_is_read_from_its_folder(providers: list[Any]) -> None:
+    draft = await recognizer(None, providers).recognize(request("ab" * 20, SEASON2))
+    assert (draft.title, draft.provider_id) == ("Fargo", "269613")
+    assert draft.automatic, draft.reasons
+
+
+async def test_every_provider_failing_still_gives_a_draft(
+    providers: list[Any], fake_tmdb: FakeTmdb, fake_tvdb: FakeTvdb, fake_tvmaze: FakeTvmaze
+) -> None:
+    for fake in (fake_tmdb, fake_tvdb, fake_tvmaze):
+        fake.script(503, {"message": "down"}, times=50)
+    draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2))
+    assert {"provider_error", "no_candidate"} <= codes(draft)
+    assert not draft.automatic
+    assert [v.episodes for v in draft.plan.videos()] == [(n,) for n in range(1, 11)]
