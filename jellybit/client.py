@@ -115,6 +115,18 @@ class JellybitClient:
         finally:
             self._waiting.pop(correlation, None)
 
+    @property
+    def connected(self) -> bool:
+        """Tell whether the broker connection is up (the reader has not stopped)."""
+        return self._reader is not None and not self._reader.done()
+
+    async def wait_closed(self) -> None:
+        """Return once the broker connection is lost (for a reconnect loop); never raises."""
+        if self._reader is not None:
+            await asyncio.wait({self._reader})
+            if not self._reader.cancelled():
+                self._reader.exception()  # retrieved here: the caller reconnects, nothing to log
+
     async def watch(self, *topics: str) -> AsyncIterator[tuple[str, bytes, bool]]:
         """Subscribe to topics and yield (topic, payload, retained) until the caller stops."""
         if self._client is None:

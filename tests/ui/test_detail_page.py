@@ -1,0 +1,125 @@
+"""The download page: 404s, recognition, choosing, apply with overrides, confirmations, errors."""
+
+from __future__ import annotations
+
+import pytest
+from nicegui import ui
+from nicegui.testing import User
+
+from jellybit.ident import new_id
+from tests.ui.responder import FakeWorker, download, review
+from tests.ui.support import eventually
+
+pytestmark = pytest.mark.nicegui_main_file("ui/app.py")
+
+
+def in_review(worker: FakeWorker, name: str = "Matrix.1999.1080p") -> str:
+    d = download(name=name, state="review", progress=1.0)
+    worker.put(d, review(d))
+    return d.id
+
+
+def enabled(user: User, marker: str) -> bool:
+    (button,) = user.find(marker=marker).elements
+    return button.enabled
+
+
+async def test_malformed_and_unknown_ids_are_404_pages(worker: FakeWorker, user: User) -> None:
+    reply = await user.http_client.get("/download/not-an-id")
+    assert reply.status_code == 404
+    assert "is not a download id" in reply.text
+    unknown = new_id()
+    reply = await user.http_client.get(f"/download/{unknown}")
+    assert reply.status_code == 404
+    assert f"There is no download {unknown}" in reply.text
+
+
+async def test_review_shows_reasons_candidates_and_plan(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see("Two candidates are close to each other. (blocks automatic layout)", retries=50)
+    await user.should_see("Medium match: the best candidate is probably right.")
+    await user.should_see("The Matrix Reloaded (2003)")
+    await user.should_see("Matrix.1999.1080p/movie.en.srt")
+    await user.should_see("→ movies/The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv")
+    marks = [b.props.get("data-mark") for b in user.find(ui.badge).elements if b.props.get("data-mark")]
+    assert marks == ["collision"]
+    actions = ("apply", "reject", "defer", "undo", "retry", "relink", "cancel")
+    assert {m: enabled(user, m) for m in actions} == {
+        "apply": True, "reject": True, "defer": True, "undo": False, "retry": False, "relink": False,
+        "cancel": True}
+
+
+async def test_choose_candidate_and_overrides_go_into_apply(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="choose-c2", retries=50)
+    user.find(marker="choose-c2").click()
+    await user.should_see("Chosen")
+    user.find(marker="override-title").type("Матрица: Перезагрузка")
+    user.find(marker="override-year").elements.pop().value = 2003
+    user.find(marker="apply").click()
+    await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
+    (body,) = [b for c, b in worker.requests if c == "apply"]
+    assert body == {"id": download_id, "candidate_id": "c2",
+                    "overrides": {"title": "Матрица: Перезагрузка", "year": 2003}}
+    await user.should_see("Done", retries=50)
+    assert enabled(user, "undo")
+    assert not enabled(user, "apply")
+
+
+async def test_undo_confirmation_lists_the_links_then_undoes(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="apply", retries=50)
+    user.find(marker="apply").click()
+    await eventually(lambda: worker.downloads[download_id].state == "done")
+    await eventually(lambda: enabled(user, "undo"), within=10)
+    user.find(marker="undo").click()
+    await user.should_see("These 1 file(s) will be removed from the library:")
+    await user.should_see("/lib/movies/The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv")
+    assert not any(c == "undo" for c, _ in worker.requests)  # nothing happens before the confirmation
+    user.find(marker="confirm").click()
+    await eventually(lambda: worker.downloads[download_id].state == "reverted")
+    await eventually(lambda: user.notify.contains("Undone: 1 file(s) removed from the library."))
+
+
+async def test_cancel_with_data_deletion_is_explicit(worker: FakeWorker, user: User) -> None:
+    d = worker.put(download(name="Big.Pack", state="downloading", progress=0.5))
+    await user.open(f"/download/{d.id}")
+    await user.should_see(marker="cancel", retries=50)
+    user.find(marker="cancel").click()
+    await user.should_see("Jellybit stops handling it; nothing more is laid out.")
+    await user.should_not_see("This cannot be undone.")
+    user.find("Also remove the torrent and delete its downloaded files").click()
+    await user.should_see("This cannot be undone.")
+    user.find(marker="confirm").click()
+    await eventually(lambda: any(c == "cancel" for c, _ in worker.requests))
+    (body,) = [b for c, b in worker.requests if c == "cancel"]
+    assert body == {"id": d.id, "delete_data": True, "confirm": True}
+
+
+async def test_refine_sends_the_hint(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="hint", retries=50)
+    user.find(marker="hint").type("это фильм 1999 года")
+    user.find(marker="refine").click()
+    await eventually(lambda: any(c == "refine" for c, _ in worker.requests))
+    refines = [b for c, b in worker.requests if c == "refine"]
+    assert refines == [{"id": download_id, "hint": "это фильм 1999 года"}]
+    await user.should_see("“это фильм 1999 года”", retries=50)
+
+
+async def test_error_response_and_no_answer_are_shown(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="apply", retries=50)
+    worker.errors["apply"] = ("conflict", "another active download owns this torrent")
+    user.find(marker="apply").click()
+    await eventually(lambda: user.notify.contains("another active download owns this torrent"))
+    worker.silent.add("reject")
+    user.find(marker="reject").click()
+    user.find(marker="confirm").click()
+    await eventually(lambda: user.notify.contains("no answer from the Jellybit worker within 2 s"), within=6)
+    assert worker.downloads[download_id].state == "review"

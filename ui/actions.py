@@ -1,0 +1,74 @@
+"""Sending commands from the panel: a spinner while waiting, the error shown when it fails."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from nicegui import ui
+
+from jellybit.protocol import Command
+from ui.format import ACTIVE
+from ui.live import Live, RequestFailed
+
+log = logging.getLogger(__name__)
+
+# action -> the states in which the worker accepts it (mirrors jellybit.engine.commands)
+ALLOWED: dict[str, frozenset[str]] = {
+    "apply": frozenset({"review"}),
+    "refine": frozenset({"review"}),
+    "reject": frozenset({"review"}),
+    "defer": frozenset({"review"}),
+    "undo": frozenset({"done", "target_missing", "orphaned"}),
+    "retry": frozenset({"failed", "cancelled", "reverted"}),
+    "cancel": frozenset(ACTIVE),
+    "relink": frozenset({"target_missing"}),
+}
+
+
+def allowed(action: str, state: str) -> bool:
+    """Tell whether an action applies to a download in this state."""
+    return state in ALLOWED.get(action, frozenset())
+
+
+def show_error(message: str) -> None:
+    """Show a failed command's message to the user."""
+    ui.notify(message, type="negative", multi_line=True, close_button="Dismiss", timeout=10000,
+              position="top")
+
+
+async def call(live: Live, command: Command, payload: dict[str, Any] | None = None, *,
+               button: ui.element | None = None, success: str | None = None) -> Any | None:
+    """Send a command with the button spinning; return its data, or None after showing the error."""
+    was_enabled = bool(getattr(button, "enabled", True))
+    if button is not None:
+        button.props("loading")
+        if hasattr(button, "disable"):
+            button.disable()
+    try:
+        data = await live.request(command, payload or {})
+    except RequestFailed as exc:
+        log.info("command failed", extra={"command": str(command), "code": exc.code})
+        show_error(exc.message)
+        return None
+    finally:
+        if button is not None and not button.is_deleted:
+            button.props(remove="loading")
+            if was_enabled and hasattr(button, "enable"):
+                button.enable()
+    if success:
+        ui.notify(success, type="positive", position="top")
+    return data
+
+
+def confirm_dialog(title: str, *, confirm_label: str, danger: bool = False) -> tuple[ui.dialog, ui.column,
+                                                                                     ui.button]:
+    """A dialog with a title, a body column the caller fills, Cancel, and a confirm button."""
+    with ui.dialog() as dialog, ui.card().classes("w-full max-w-lg").props("role=alertdialog"):
+        ui.label(title).classes("text-h6")
+        body = ui.column().classes("w-full gap-2")
+        with ui.row().classes("w-full justify-end gap-2"):
+            ui.button("Go back", on_click=dialog.close).props("flat")
+            colour = "negative" if danger else "primary"
+            button = ui.button(confirm_label).props(f"color={colour}").mark("confirm")
+    return dialog, body, button

@@ -1,0 +1,54 @@
+"""The panel process: register the pages over one live MQTT view and run NiceGUI.
+
+`jellybit panel --config FILE` calls `run_panel`. Run as a file (`python ui/app.py`, or NiceGUI's
+test `user` fixture through its main-file marker), it loads the config from `$JELLYBIT_CONFIG`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from nicegui import app, ui
+
+from jellybit.config import Config, load_config
+from ui import auth
+from ui.live import Live
+from ui.pages import add, detail, downloads, status, titles
+
+log = logging.getLogger(__name__)
+
+
+def build(config: Config) -> Live:
+    """Register every page and the login, and start/stop the MQTT view with NiceGUI."""
+    live = Live(config)
+    login = auth.register(config.panel)
+    downloads.register(live, login=login)
+    detail.register(live, login=login)
+    add.register(live, login=login, max_torrent_bytes=config.worker.max_torrent_bytes)
+    titles.register(live, login=login)
+    status.register(live, login=login)
+    app.on_startup(live.start)
+    app.on_shutdown(live.stop)
+    return live
+
+
+def storage_secret(config: Config) -> str:
+    """The session cookie secret; a random one per process when none is configured."""
+    if config.panel.storage_secret is not None and config.panel.storage_secret.get_secret_value():
+        return config.panel.storage_secret.get_secret_value()
+    if config.panel.username:
+        log.warning("panel.storage_secret is not set: logins last only until the panel restarts")
+    return secrets.token_urlsafe(32)
+
+
+def run_panel(config: Config) -> None:
+    """Run the panel until it is stopped (blocks)."""
+    build(config)
+    ui.run(host=config.panel.host, port=config.panel.port, reload=False, show=False,
+           storage_secret=storage_secret(config), dark=None, title="Jellybit", favicon="🎞️",
+           show_welcome_message=False, reconnect_timeout=10.0)
+
+
+if __name__ in {"__main__", "__mp_main__"}:
+    run_panel(load_config())

@@ -1,0 +1,158 @@
+"""Plain-words formatting for the panel: sizes, speeds, times, states and episode ranges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+# state -> (label, Quasar colour)
+STATES: dict[str, tuple[str, str]] = {
+    "queued": ("Queued", "blue-grey"),
+    "downloading": ("Downloading", "primary"),
+    "recognizing": ("Recognizing", "indigo"),
+    "review": ("Needs review", "orange-9"),
+    "applying": ("Applying", "indigo"),
+    "done": ("Done", "positive"),
+    "failed": ("Failed", "negative"),
+    "cancelled": ("Cancelled", "grey-7"),
+    "reverted": ("Undone", "brown"),
+    "target_missing": ("Library files missing", "deep-orange-9"),
+    "orphaned": ("Torrent gone", "deep-orange-9"),
+    "deleted": ("Deleted", "grey-8"),
+}
+ACTIVE = ("queued", "downloading", "recognizing", "review", "applying")
+
+PROVIDERS = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
+ROLES = {"video": "Video", "subtitle": "Subtitle", "audio": "Audio", "extra": "Extra", "ignored": "Ignored"}
+# plan/link status -> (label, colour); absent = nothing to mark
+MARKS: dict[str, tuple[str, str]] = {
+    "collision": ("Collision", "negative"),
+    "skipped": ("Skipped", "grey-7"),
+    "copied": ("Copied", "amber-9"),
+    "exists": ("Already there", "positive"),
+    "linked": ("Linked", "positive"),
+    "removed": ("Removed", "grey-7"),
+    "superseded": ("Superseded", "grey-7"),
+    "pending": ("Pending", "blue-grey"),
+}
+
+
+def state_label(state: str) -> str:
+    """The state in words."""
+    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey"))[0]
+
+
+def state_color(state: str) -> str:
+    """The badge colour of a state."""
+    return STATES.get(state, ("", "grey"))[1]
+
+
+def size(n: int | None) -> str:
+    """Bytes as 1.4 GB (decimal units, like qBittorrent)."""
+    if n is None:
+        return "—"
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} TB"
+
+
+def speed(n: int | None) -> str:
+    """Bytes per second as 5.2 MB/s."""
+    return f"{size(n or 0)}/s"
+
+
+def duration(seconds: int | float | None) -> str:
+    """A remaining time as 1 h 05 min; None or the 'infinite' ETA of qBittorrent is an em dash."""
+    if seconds is None or seconds < 0 or seconds >= 8640000:
+        return "—"
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, _ = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours < 1:
+        return f"{minutes} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if days else f"{hours} h {minutes:02d} min"
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An RFC 3339 timestamp (with Z) as an aware datetime; None when missing or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def ago(value: str | None, now: datetime | None = None) -> str:
+    """How long ago, in words ("just now", "5 min ago", "3 d ago")."""
+    moment = parse_time(value)
+    if moment is None:
+        return "—"
+    delta = ((now or datetime.now(UTC)) - moment).total_seconds()
+    if delta < 0:
+        return "in " + duration(-delta)
+    if delta < 45:
+        return "just now"
+    if delta < 3600:
+        return f"{int(delta // 60) or 1} min ago"
+    if delta < 86400:
+        return f"{int(delta // 3600)} h ago"
+    return f"{int(delta // 86400)} d ago"
+
+
+def stamp(value: str | None) -> str:
+    """A timestamp as '2026-12-03 07:20 UTC'."""
+    moment = parse_time(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "—"
+
+
+def title_line(title: str | None, year: int | None, media_type: str | None = None) -> str:
+    """'Fargo (2014) · series'."""
+    if not title:
+        return ""
+    text = f"{title} ({year})" if year else title
+    return f"{text} · {media_type}" if media_type else text
+
+
+def provider_name(provider: str | None) -> str:
+    """TMDB, TVDB, TVMaze, IMDb."""
+    return PROVIDERS.get(provider or "", provider or "")
+
+
+def episode_code(season: int | None, episodes: Iterable[int]) -> str:
+    """S01E02-E03, S01, E05 or an empty string."""
+    numbers = list(episodes)
+    text = f"S{season:02d}" if season is not None else ""
+    if numbers:
+        text += f"E{numbers[0]:02d}" + (f"-E{numbers[-1]:02d}" if len(numbers) > 1 else "")
+    return text
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """[1, 2, 3, 5, 7, 8] as '1–3, 5, 7–8'."""
+    ordered = sorted(set(numbers))
+    parts: list[str] = []
+    start = prev = None
+    for n in ordered:
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            parts.append(f"{start}–{prev}" if prev != start else str(start))
+            start = prev = n
+    if start is not None:
+        parts.append(f"{start}–{prev}" if prev != start else str(start))
+    return ", ".join(parts)
+
+
+def percent(value: float | None) -> str:
+    """0.62 as 62 %."""
+    return "—" if value is None else f"{round(value * 100)} %"

@@ -1,0 +1,383 @@
+"""The download page `/download/{id}`: everything about one download and every action on it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nicegui import ui
+
+from jellybit.protocol import Command
+from ui import format as fmt
+from ui.actions import allowed, call, confirm_dialog
+from ui.cards import progress_line
+from ui.frame import WRAP, frame, not_found
+from ui.live import Live, RequestFailed
+from ui.pages import detail_sections as sections
+
+ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
+ADDED = {
+    "new": "Added: a new download was created.",
+    "joined": "This torrent was already being handled: your request joined this download.",
+}
+
+
+def valid_id(value: str) -> bool:
+    """Tell whether a path segment looks like a download id (a lowercase ULID)."""
+    return bool(ULID.match(value))
+
+
+class DetailView:
+    """One open download page: the `get` answer, the human's choices, and the actions."""
+
+    def __init__(self, live: Live, download_id: str) -> None:
+        self.live = live
+        self.id = download_id
+        self.data: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.missing = False
+        self.form: dict[str, Any] = {"media_type": None, "title": "", "year": None, "season": None,
+                                     "hint": ""}
+        self.selected: str | None = None
+        self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
+        self._seen: tuple[Any, ...] | None = None
+
+    # ------------------------------------------------------------ data
+
+    @property
+    def download(self) -> dict[str, Any]:
+        """The freshest download payload: the live retained one, else the one from `get`."""
+        live = self.live.downloads.get(self.id)
+        if live is not None:
+            return live.model_dump(mode="json")
+        return (self.data or {}).get("download") or {}
+
+    @property
+    def state(self) -> str:
+        """The download's current state ('' while unknown)."""
+        return str(self.download.get("state") or "")
+
+    async def fetch(self, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Ask the worker for the full detail."""
+        try:
+            self.data = await self.live.request(Command.GET, {"id": self.id}, timeout=timeout)
+            self.error = None
+            self.missing = False
+        except RequestFailed as exc:
+            self.missing = exc.code == "not_found"
+            self.error = exc.message
+            return
+        recognition = self.data.get("recognition") or {}
+        chosen = next((c for c in recognition.get("candidates") or [] if c.get("chosen")), None)
+        if self.selected is None and chosen is not None:
+            self.selected = sections.candidate_key(chosen)
+        self._seen = self._fingerprint()
+
+    def _fingerprint(self) -> tuple[Any, ...]:
+        d = self.download
+        review = self.live.reviews.get(self.id)
+        return (d.get("state"), d.get("settled_at"), d.get("title"), d.get("target_folder"),
+                d.get("defer_until"), review.requested_at if review else None,
+                len(review.hints) if review else 0)
+
+    def stale(self) -> bool:
+        """Tell whether the live state moved on since the last `get` (a refetch is due)."""
+        return self.data is not None and self._seen != self._fingerprint()
+
+    # ------------------------------------------------------------ the human's choices
+
+    def choose(self, candidate: dict[str, Any]) -> None:
+        """Select a candidate for apply."""
+        self.selected = sections.candidate_key(candidate)
+        ui.notify(f"Chosen: {fmt.title_line(candidate.get('title'), candidate.get('year'))}. "
+                  "Press Apply to lay it out.", position="top")
+        self.render.refresh()
+
+    def selected_candidate(self) -> dict[str, Any] | None:
+        """The candidate the human picked (or the worker's choice)."""
+        recognition = (self.data or {}).get("recognition") or {}
+        return next((c for c in recognition.get("candidates") or []
+                     if sections.candidate_key(c) == self.selected), None)
+
+    def apply_payload(self) -> dict[str, Any]:
+        """The `apply` request from the selected candidate and the override fields."""
+        payload: dict[str, Any] = {"id": self.id}
+        overrides: dict[str, Any] = {}
+        candidate = self.selected_candidate()
+        if candidate is not None:
+            if candidate.get("id"):
+                payload["candidate_id"] = candidate["id"]
+            else:
+                overrides.update(provider=candidate.get("provider"), provider_id=candidate.get("provider_id"))
+        form = self.form
+        if form["media_type"] in ("movie", "series"):
+            overrides["media_type"] = form["media_type"]
+        if (form["title"] or "").strip():
+            overrides["title"] = form["title"].strip()
+        for key in ("year", "season"):
+            if form[key] not in (None, ""):
+                overrides[key] = int(form[key])
+        if overrides:
+            payload["overrides"] = overrides
+        return payload
+
+    # ------------------------------------------------------------ rendering
+
+    @ui.refreshable_method
+    def render(self) -> None:
+        """The whole page body below the frame."""
+        download = self.download
+        if not download:
+            with sections.section("Not available"):
+                ui.label(self.error or "The worker has not answered yet.").classes("text-sm").style(WRAP)
+                ui.button("Try again", icon="refresh", on_click=self.reload)
+            return
+        state = self.state
+        with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Download"):
+            sections.header(download)
+            if state in ("queued", "downloading") and self.id in self.live.downloads:
+                progress_line(self.live.downloads[self.id])
+        self._actions(state)
+        if self.error and self.data is not None:
+            ui.label(f"Could not refresh: {self.error}").classes("text-sm text-negative")
+        data = self.data or {}
+        recognition = data.get("recognition")
+        if recognition:
+            sections.recognition(recognition)
+            sections.candidates(recognition.get("candidates") or [], self.selected, self.choose,
+                                can_choose=allowed("apply", state))
+            if allowed("apply", state):
+                self._overrides()
+            sections.plan(recognition.get("plan") or [], recognition.get("folder"))
+        elif self.data is not None:
+            with sections.section("Recognition"):
+                ui.label("Recognition runs once the download is complete.").classes("text-sm opacity-70")
+        if self.data is not None:
+            self._hints(data.get("hints") or [], state)
+            if data.get("links"):
+                sections.links(data["links"])
+            sections.timeline(data.get("timeline") or [])
+            sections.details(data)
+
+    def _actions(self, state: str) -> None:
+        with ui.row().classes("w-full gap-2 flex-wrap").props("role=toolbar aria-label=Actions"):
+            apply = ui.button("Apply", icon="done_all", on_click=lambda e: self.apply(e.sender)).props(
+                "color=positive").mark("apply")
+            apply.set_enabled(allowed("apply", state))
+            reject = ui.button("Reject", icon="block", on_click=self.ask_reject).props(
+                "outline color=negative").mark("reject")
+            reject.set_enabled(allowed("reject", state))
+            with ui.button("Defer", icon="schedule").props("outline").mark("defer") as defer:
+                with ui.menu():
+                    for hours, label in ((1, "for 1 hour"), (24, "for 1 day"), (168, "for 1 week")):
+                        ui.menu_item(f"Defer {label}", on_click=lambda _e, h=hours: self.defer(h, defer))
+            defer.set_enabled(allowed("defer", state))
+            undo = ui.button("Undo", icon="undo", on_click=self.ask_undo).props("outline").mark("undo")
+            undo.set_enabled(allowed("undo", state))
+            retry = ui.button("Retry", icon="replay", on_click=lambda e: self.simple(
+                Command.RETRY, e.sender, "Retrying.")).props("outline").mark("retry")
+            retry.set_enabled(allowed("retry", state))
+            relink = ui.button("Relink", icon="link", on_click=lambda e: self.simple(
+                Command.RELINK, e.sender, "Laying the files out again.")).props("outline").mark("relink")
+            relink.set_enabled(allowed("relink", state))
+            cancel = ui.button("Cancel download", icon="cancel", on_click=self.ask_cancel).props(
+                "outline color=negative").mark("cancel")
+            cancel.set_enabled(allowed("cancel", state))
+
+    def _overrides(self) -> None:
+        with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
+                "dense bordered"):
+            with ui.column().classes("w-full gap-2 p-2"):
+                ui.toggle({"movie": "Movie", "series": "Series"}, clearable=True).bind_value(
+                    self.form, "media_type").props("aria-label='Media type'")
+                ui.input("Title").mark("override-title").bind_value(self.form, "title").classes(
+                    "w-full").props("outlined dense")
+                with ui.row().classes("w-full gap-2 no-wrap"):
+                    ui.number("Year", min=1870, max=2200, precision=0).mark("override-year").bind_value(
+                        self.form, "year").props(
+                        "outlined dense").classes("grow")
+                    ui.number("Season", min=0, max=1000, precision=0).mark("override-season").bind_value(
+                        self.form, "season").props(
+                        "outlined dense").classes("grow")
+                ui.label("Filled fields override what was recognized when you press Apply.").classes(
+                    "text-xs opacity-70")
+
+    def _hints(self, hints: list[str], state: str) -> None:
+        with sections.section("Hints"):
+            if hints:
+                for hint in hints:
+                    ui.label(f"“{hint}”").classes("text-sm").style(WRAP)
+            else:
+                ui.label("No hints yet. A hint is a sentence that helps recognition, "
+                         "e.g. “this is the 2014 TV series”.").classes("text-sm opacity-70")
+            if allowed("refine", state):
+                with ui.row().classes("w-full gap-2 items-end no-wrap"):
+                    ui.input("Add a hint").mark("hint").bind_value(self.form, "hint").classes("grow").props(
+                        "outlined dense maxlength=2000")
+                    ui.button("Recognize again", icon="psychology",
+                              on_click=lambda e: self.refine(e.sender)).props(
+                        "aria-label='Add the hint and recognize again'").mark("refine")
+
+    # ------------------------------------------------------------ actions
+
+    def _dialog_host(self) -> ui.element:
+        host = self.outside if self.outside is not None else ui.element("div")
+        host.clear()  # one dialog at a time; the previous one is gone
+        return host
+
+    async def reload(self) -> None:
+        """Fetch again and re-render."""
+        await self.fetch()
+        self.render.refresh()
+
+    async def _after(self, data: Any) -> None:
+        if data is not None:
+            await self.reload()
+
+    async def apply(self, button: ui.button) -> None:
+        """Lay out with the chosen candidate and overrides."""
+        data = await call(self.live, Command.APPLY, self.apply_payload(), button=button,
+                          success="Applying: the files are being laid out.")
+        await self._after(data)
+
+    async def refine(self, button: ui.button) -> None:
+        """Add the hint and recognize again."""
+        hint = (self.form["hint"] or "").strip()
+        if not hint:
+            ui.notify("Write a hint first.", type="warning", position="top")
+            return
+        data = await call(self.live, Command.REFINE, {"id": self.id, "hint": hint}, button=button,
+                          success="Hint added; recognizing again.")
+        if data is not None:
+            self.form["hint"] = ""
+        await self._after(data)
+
+    async def defer(self, hours: int, button: ui.button) -> None:
+        """Keep it in review without notifications for a while."""
+        data = await call(self.live, Command.DEFER, {"id": self.id, "hours": hours}, button=button,
+                          success="Deferred.")
+        await self._after(data)
+
+    async def simple(self, command: Command, button: ui.button, success: str) -> None:
+        """Retry or relink: no confirmation needed."""
+        await self._after(await call(self.live, command, {"id": self.id}, button=button, success=success))
+
+    def ask_reject(self) -> None:
+        """Confirm a reject (nothing laid out; the download becomes cancelled)."""
+        with self._dialog_host():
+            dialog, body, button = confirm_dialog("Reject this download?", confirm_label="Reject",
+                                                  danger=True)
+        form = {"reason": ""}
+        with body:
+            ui.label("Nothing will be laid out and the download becomes cancelled. The torrent and its "
+                     "data stay in qBittorrent.").classes("text-sm")
+            ui.input("Reason (optional)").bind_value(form, "reason").classes("w-full").props("outlined dense")
+
+        async def go() -> None:
+            payload: dict[str, Any] = {"id": self.id}
+            if form["reason"].strip():
+                payload["reason"] = form["reason"].strip()
+            data = await call(self.live, Command.REJECT, payload, button=button, success="Rejected.")
+            dialog.close()
+            await self._after(data)
+
+        button.on_click(go)
+        dialog.open()
+
+    def ask_undo(self) -> None:
+        """Confirm an undo, listing the library files it removes."""
+        targets = sections.live_link_targets((self.data or {}).get("links") or [])
+        with self._dialog_host():
+            dialog, body, button = confirm_dialog("Undo this download?", confirm_label="Undo", danger=True)
+        with body:
+            if targets:
+                ui.label(f"These {len(targets)} file(s) will be removed from the library:").classes("text-sm")
+                with ui.column().classes("gap-0 w-full max-h-64 overflow-auto").props(
+                        "data-testid=undo-list"):
+                    for target in targets:
+                        ui.label(target).classes("text-xs font-mono").style(WRAP)
+            else:
+                ui.label("No library files are recorded for this download.").classes("text-sm")
+            ui.label("Only Jellybit's hardlinks go; the downloaded data in qBittorrent is not touched, and a "
+                     "file that is the last copy is kept.").classes("text-sm opacity-80")
+
+        async def go() -> None:
+            data = await call(self.live, Command.UNDO, {"id": self.id}, button=button)
+            dialog.close()
+            if data is not None:
+                removed, refused = data.get("removed") or [], data.get("refused") or []
+                text = f"Undone: {len(removed)} file(s) removed from the library."
+                if refused:
+                    text += f" {len(refused)} kept: " + "; ".join(f"{p} ({why})" for p, why in refused)
+                ui.notify(text, type="positive" if not refused else "warning", position="top",
+                          multi_line=True)
+            await self._after(data)
+
+        button.on_click(go)
+        dialog.open()
+
+    def ask_cancel(self) -> None:
+        """Confirm a cancel; deleting the data is a separate, red, explicit choice."""
+        with self._dialog_host():
+            dialog, body, button = confirm_dialog("Cancel this download?", confirm_label="Cancel download",
+                                                  danger=True)
+        form = {"delete": False}
+        with body:
+            ui.label("Jellybit stops handling it; nothing more is laid out.").classes("text-sm")
+            ui.checkbox("Also remove the torrent and delete its downloaded files").bind_value(form, "delete")
+            warning = ui.label("The torrent is removed from qBittorrent and its downloaded files are deleted "
+                               "from disk. This cannot be undone.").classes(
+                "text-negative text-sm font-bold").props("role=alert")
+            warning.bind_visibility_from(form, "delete")
+
+        async def go() -> None:
+            payload: dict[str, Any] = {"id": self.id}
+            if form["delete"]:
+                payload.update(delete_data=True, confirm=True)
+            data = await call(self.live, Command.CANCEL, payload, button=button, success="Cancelled.")
+            dialog.close()
+            await self._after(data)
+
+        button.on_click(go)
+        dialog.open()
+
+
+def register(live: Live, *, login: bool) -> None:
+    """Add the `/download/{id}` page."""
+    timeout = live.request_timeout
+
+    @ui.page("/download/{download_id}", response_timeout=timeout + 3)
+    async def download_page(download_id: str, added: str = "") -> None:
+        # Ask before rendering anything: a timer in the frame makes NiceGUI send the page early,
+        # and the 404 status must be decided before that.
+        view = DetailView(live, download_id)
+        if valid_id(download_id):
+            if (await live.settled()).ok:
+                await view.fetch(timeout=timeout)
+            elif download_id not in live.downloads:
+                view.error = live.health().message
+        with frame(live, "Download", current="", login=login):
+            if not valid_id(download_id):
+                ui.context.client.status_code = 404
+                not_found(f"“{download_id[:64]}” is not a download id.")
+                return
+            if view.missing:
+                ui.context.client.status_code = 404
+                not_found(f"There is no download {download_id}.")
+                return
+            if added in ADDED:
+                ui.label(ADDED[added]).classes("w-full p-3 rounded bg-blue-1 text-blue-10").props(
+                    "role=status data-testid=added-notice")
+            view.outside = ui.element("div")
+            view.render()
+
+            async def tick() -> None:
+                # Live state moved on (or the worker came back): fetch the detail again.
+                if view.stale() or (view.data is None and live.health().ok):
+                    await view.reload()
+                elif download_id in live.downloads and live.download_revision(download_id) != seen[0]:
+                    seen[0] = live.download_revision(download_id)
+                    view.render.refresh()
+
+            seen = [live.download_revision(download_id)]
+            ui.timer(0.7, tick)

@@ -1,0 +1,113 @@
+"""The status page: broker, worker, qBittorrent, LLM, metadata providers and Jellyfin, from `info`."""
+
+from __future__ import annotations
+
+import json
+
+from nicegui import ui
+
+from jellybit import __version__
+from jellybit.protocol import AVAILABILITY_ONLINE, SystemStatus
+from ui import format as fmt
+from ui.frame import WRAP, frame
+from ui.live import Live
+
+
+def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
+    """(label, icon, colour) for one outside system."""
+    if status is None:
+        return "Unknown", "help", "grey"
+    if not status.enabled:
+        return "Disabled", "remove_circle_outline", "grey"
+    if status.connected is None:
+        return "Configured", "radio_button_unchecked", "blue-grey"
+    if status.connected:
+        return "Connected", "check_circle", "positive"
+    return "Unreachable", "error", "negative"
+
+
+def row(name: str, label: str, icon: str, colour: str, detail: str = "") -> None:
+    """One line: icon, name, status in words, detail."""
+    with ui.row().classes("w-full items-start gap-3 no-wrap py-1").props(f"data-system='{name}'"):
+        ui.icon(icon, color=colour).props(f"aria-label='{label}'")
+        with ui.column().classes("gap-0").style("min-width:0"):
+            ui.label(f"{name}: {label}").classes("font-medium")
+            if detail:
+                ui.label(detail).classes("text-sm opacity-80").style(WRAP)
+
+
+def register(live: Live, *, login: bool) -> None:
+    """Add the `/status` page."""
+
+    @ui.page("/status")
+    def status_page() -> None:
+        with frame(live, "Status", current="/status", login=login):
+            ui.label("Status").classes("text-h5")
+
+            @ui.refreshable
+            def body() -> None:
+                with ui.card().classes("w-full gap-1 p-4").props("flat bordered"):
+                    if live.client is not None:
+                        row("MQTT broker", "Connected", "check_circle", "positive", live.config.mqtt.url)
+                    else:
+                        row("MQTT broker", "Unreachable", "error", "negative",
+                            f"{live.config.mqtt.url} — {live.broker_error or 'not connected'}")
+                    info = live.info
+                    online = live.availability == AVAILABILITY_ONLINE
+                    detail = ""
+                    if info is not None:
+                        detail = (f"version {info.version}, protocol {info.protocol}, "
+                                  f"started {fmt.stamp(info.started_at)}")
+                    if online:
+                        row("Worker", "Online", "check_circle", "positive", detail)
+                    else:
+                        row("Worker", "Offline" if live.availability else "Never seen", "error", "negative",
+                            detail or "No worker has published its state on this broker.")
+                    if info is not None:
+                        for name, status in (("qBittorrent", info.qbittorrent), ("LLM", info.llm),
+                                             ("Jellyfin", info.jellyfin)):
+                            label, icon, colour = system_words(status)
+                            row(name, label, icon, colour, _detail(status))
+                        if info.metadata:
+                            for provider, status in sorted(info.metadata.items()):
+                                label, icon, colour = system_words(status)
+                                row(f"Metadata: {fmt.provider_name(provider)}", label, icon, colour,
+                                    _detail(status))
+                        else:
+                            row("Metadata providers", "None enabled", "remove_circle_outline", "grey",
+                                "Without metadata every download goes to review.")
+                summary = live.summary
+                if summary is not None:
+                    with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Counts"):
+                        ui.label("Downloads").classes("text-h6")
+                        counts = [f"{fmt.state_label(s)}: {n}" for s, n in summary.states.items() if n]
+                        ui.label(", ".join(counts) or "None yet.").classes("text-sm").style(WRAP)
+                        if summary.last_completed is not None:
+                            ui.label(f"Last done: {summary.last_completed.title} "
+                                     f"({fmt.ago(summary.last_completed.at)})").classes("text-sm").style(WRAP)
+                ui.label(f"Panel {__version__}").classes("text-xs opacity-60")
+                if info is not None:
+                    with ui.expansion("Details (raw data)", icon="data_object").classes("w-full").props(
+                            "dense"):
+                        ui.code(json.dumps(info.model_dump(mode="json"), indent=2, ensure_ascii=False),
+                                language="json").classes("w-full text-xs")
+
+            def key() -> tuple[object, ...]:
+                return (live.client is not None, live.broker_error, live.availability, live.info,
+                        live.summary)
+
+            body()
+            seen = [key()]
+
+            def tick() -> None:
+                # Not on every download change: that would fold the details away while someone reads them.
+                if key() != seen[0]:
+                    seen[0] = key()
+                    body.refresh()
+
+            ui.timer(1.0, tick)
+
+
+def _detail(status: SystemStatus) -> str:
+    parts = [p for p in (f"version {status.version}" if status.version else "", status.detail or "") if p]
+    return " — ".join(parts)
