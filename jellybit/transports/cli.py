@@ -91,6 +91,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_panel(args: argparse.Namespace) -> int:
+    """Run the web panel (a separate MQTT client of the worker) until stopped."""
+    from ui.app import run_panel
+
+    config = _load(args)
+    run_panel(config)
+    return EXIT_OK
+
+
 def cmd_remote(args: argparse.Namespace) -> int:
     """Send a command to the worker over MQTT."""
     from jellybit.transports.cli_remote import run_remote
@@ -132,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
     add("run", cmd_run, "run the worker")
+    add("panel", cmd_panel, "run the web panel")
     p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")
     p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
     p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
