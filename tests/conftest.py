@@ -10,6 +10,7 @@ from jellybit.adapters.store import Store
 
 pytest_plugins = [
     "tests.support.mosquitto",
+    "tests.support.homeassistant",
     "tests.support.fake_metadata",
     "tests.support.fake_openai",
     "tests.support.qbittorrent",

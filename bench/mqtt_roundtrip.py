@@ -1,0 +1,204 @@
+"""Benchmark: request→response round trips through mosquitto against a bare publish→echo on the same broker.
+
+Run: .venv/bin/python bench/mqtt_roundtrip.py [--downloads 1000] [--requests 1000]
+
+One process, one event loop, one mosquitto (TCP_NODELAY) on a free loopback port. A real store in a
+temp dir gets `--downloads` downloads through the real ingest (`Commands.add`); the real bridge
+(with Home Assistant discovery) publishes them all, retained, and serves requests. The worker's poll
+loop is not running (there is no qBittorrent), so only the transport and the commands are timed.
+
+Measured, sequentially, `--requests` times each, QoS 1 and MQTT 5 everywhere:
+- `get` of a random download and `list` (first page, 50 items) through `jellybit.client.JellybitClient`;
+- echo: one aiomqtt client publishes, a second one republishes to a reply topic, the first awaits it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiomqtt
+
+from jellybit.adapters.qbittorrent import QbittorrentClient
+from jellybit.adapters.store import Store
+from jellybit.client import JellybitClient
+from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.plan import RecognitionDraft
+from jellybit.core.ports import RecognitionRequest
+from jellybit.engine.commands import Commands
+from jellybit.engine.events import EventBus
+from jellybit.engine.layout import LayoutEngine
+from jellybit.engine.worker import Worker
+from jellybit.protocol import Command, Topics
+from jellybit.transports.homeassistant import HomeAssistantDiscovery
+from jellybit.transports.mqtt import MqttBridge
+from jellybit.transports.mqtt_engine import EngineState, build_handlers
+
+NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_mosquitto(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """mosquitto on loopback with TCP_NODELAY (docs testing.md §2); returns once it accepts."""
+    binary = shutil.which("mosquitto")
+    if binary is None:
+        sys.exit("mosquitto is not installed (bash .ci/run installs it)")
+    port = free_port()
+    conf = directory / "mosquitto.conf"
+    conf.write_text(f"per_listener_settings false\nlistener {port} 127.0.0.1\nallow_anonymous true\n"
+                    "persistence false\nset_tcp_nodelay true\nlog_dest none\n")
+    proc = subprocess.Popen([binary, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, port
+        except OSError:
+            time.sleep(0.02)
+    proc.kill()
+    sys.exit("mosquitto did not start")
+
+
+class IdleRecognizer:
+    """Recognizer port for a worker whose poll loop never runs (nothing is ever recognized)."""
+
+    async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
+        """Never called in this benchmark."""
+        raise RuntimeError("the benchmark does not recognize anything")
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p99 in milliseconds."""
+    ordered = sorted(samples)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000  # noqa: E731
+    return pick(0.50), pick(0.99)
+
+
+async def time_requests(client: JellybitClient, command: Command, payloads: list[dict], warmup: int
+                        ) -> list[float]:
+    """Seconds per sequential request→response; every response must be ok."""
+    samples: list[float] = []
+    for n, payload in enumerate(payloads):
+        started = time.perf_counter()
+        response = await client.request(command, payload)
+        elapsed = time.perf_counter() - started
+        if response.status != "ok":
+            sys.exit(f"{command} failed: {response.error}")
+        if n >= warmup:
+            samples.append(elapsed)
+    return samples
+
+
+async def time_echo(port: int, count: int, warmup: int) -> list[float]:
+    """Seconds per bare publish→echo round trip between two aiomqtt clients (QoS 1, v5, NODELAY)."""
+    options = {"hostname": "127.0.0.1", "port": port, "protocol": aiomqtt.ProtocolVersion.V5,
+               "socket_options": NODELAY}
+    samples: list[float] = []
+    async with aiomqtt.Client(identifier="bench-echo", **options) as echo, \
+            aiomqtt.Client(identifier="bench-ping", **options) as ping:
+        await echo.subscribe("bench/echo/request", qos=1)
+        await ping.subscribe("bench/echo/reply", qos=1)
+
+        async def serve() -> None:
+            async for message in echo.messages:
+                await echo.publish("bench/echo/reply", message.payload, qos=1)
+
+        server = asyncio.create_task(serve())
+        replies = aiter(ping.messages)
+        try:
+            for n in range(count + warmup):
+                started = time.perf_counter()
+                await ping.publish("bench/echo/request", b'{"id":"x"}', qos=1)
+                await anext(replies)
+                if n >= warmup:
+                    samples.append(time.perf_counter() - started)
+        finally:
+            server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+    return samples
+
+
+async def main(downloads: int, requests: int) -> None:
+    """Set everything up, measure, print."""
+    warmup = max(10, requests // 20)
+    with tempfile.TemporaryDirectory(prefix="jellybit-bench-") as tmp:
+        base = Path(tmp)
+        broker, port = start_mosquitto(base)
+        store = Store(base / "bench.db")
+        await store.open()
+        bus = EventBus()
+        qbt = QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", password="x", timeout=2.0)
+        client = QbittorrentClient(qbt)
+        paths = PathsConfig(downloads=base / "downloads", movies=base / "movies", series=base / "series")
+        worker = Worker(store, bus, client, IdleRecognizer(), LayoutEngine(store, paths),
+                        worker=WorkerConfig(), qbittorrent=qbt, paths=paths)
+        commands = Commands(store, bus, worker)
+        bridge_task: asyncio.Task[None] | None = None
+        try:
+            rng = random.Random(7)
+            ids: list[str] = []
+            started = time.perf_counter()
+            for n in range(downloads):
+                magnet = f"magnet:?xt=urn:btih:{rng.randbytes(20).hex()}&dn=Show.S01E{n:04d}.1080p"
+                result = await commands.add(source=magnet)
+                ids.append(result.download.id)
+            ingest = time.perf_counter() - started
+
+            mqtt = MqttConfig(url=f"mqtt://127.0.0.1:{port}", base_topic="bench", client_id="bench-worker")
+            topics = Topics(mqtt.base_topic, mqtt.discovery_prefix)
+            bridge = MqttBridge(mqtt, handlers=build_handlers(commands),
+                                state=EngineState(commands, bus, Config(mqtt=mqtt)), results=store,
+                                extensions=(HomeAssistantDiscovery(topics),))
+            started = time.perf_counter()
+            bridge_task = asyncio.create_task(bridge.run())
+            await asyncio.wait_for(bridge.connected.wait(), 60)
+            connect = time.perf_counter() - started
+
+            async with JellybitClient(mqtt, name="bench") as api:
+                targets = [{"id": rng.choice(ids)} for _ in range(requests + warmup)]
+                gets = await time_requests(api, Command.GET, targets, warmup)
+                lists = await time_requests(api, Command.LIST, [{}] * (requests + warmup), warmup)
+            echo = await time_echo(port, requests, warmup)
+        finally:
+            if bridge_task is not None:
+                await bridge.stop()
+                bridge_task.cancel()
+                await asyncio.gather(bridge_task, return_exceptions=True)
+            await client.close()
+            await store.close()
+            broker.terminate()
+            broker.wait(5)
+
+    echo50 = percentiles(echo)[0]
+    print(f"downloads tracked: {downloads} (ingested in {ingest:.2f} s; bridge connected and published "
+          f"all retained state in {connect:.2f} s)")
+    print(f"{'round trip':<28}{'p50 ms':>9}{'p99 ms':>9}{'p50 / echo p50':>16}")
+    for label, samples in ((f"get (n={len(gets)})", gets), (f"list, 50 items (n={len(lists)})", lists),
+                           (f"bare echo (n={len(echo)})", echo)):
+        p50, p99 = percentiles(samples)
+        print(f"{label:<28}{p50:>9.2f}{p99:>9.2f}{p50 / echo50:>15.1f}x")
+    get50 = percentiles(gets)[0]
+    verdict = "meets" if get50 <= 3 * echo50 else "misses"
+    print(f"goal: get p50 within 3x of the echo p50 -> {get50 / echo50:.1f}x ({verdict} it)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--downloads", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=1000)
+    args = parser.parse_args()
+    asyncio.run(main(args.downloads, args.requests))
