@@ -77,6 +77,10 @@ class Serializer:
         """A counter that moves on every state change of the download."""
         return self._epochs.get(download_id, 0)
 
+    def epochs(self) -> dict[str, int]:
+        """A copy of every download's epoch (to tell later whether a download changed since)."""
+        return dict(self._epochs)
+
     def on_change(self, listener: Callable[[str], None]) -> None:
         """Call `listener(download_id)` after every state change (e.g. to reset poll trackers)."""
         self._listeners.append(listener)

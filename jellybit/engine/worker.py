@@ -166,6 +166,7 @@ class Worker:
 
     async def poll_once(self) -> bool:
         """One poll cycle; False when qBittorrent could not be reached (nothing was changed)."""
+        epochs = self.serial.epochs()          # taken first: a change after it makes a listed row stale
         active = await self.store.active_downloads()
         for download in active:
             if download.state is State.APPLYING:
@@ -179,8 +180,10 @@ class Worker:
         index = self.index = TorrentIndex(snapshot.torrents)
         count_misses = time.monotonic() >= self._grace_until
         polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
-        results = await asyncio.gather(*(self._poll_one(d.id, index, count_misses) for d in polled),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._poll_one(d, epochs.get(d.id, 0), index, count_misses) for d in polled),
+            return_exceptions=True,
+        )
         for download, result in zip(polled, results, strict=True):
             if isinstance(result, Exception):
                 log.error("polling the download failed: %r", result, exc_info=result,
@@ -208,11 +211,13 @@ class Worker:
             self.health = QbtHealth(True, self.health.since, None, torrents)
         self._failures = 0
 
-    async def _poll_one(self, download_id: str, index: TorrentIndex, count_misses: bool) -> None:
-        if self.serial.busy(download_id):
+    async def _poll_one(self, listed: Download, epoch: int, index: TorrentIndex, count_misses: bool) -> None:
+        if self.serial.busy(listed.id):
             return  # a command or a stage holds it; the next cycle looks again
-        async with self.serial.serialized(download_id):
-            download = await self.store.find_download(download_id)
+        async with self.serial.serialized(listed.id):
+            download: Download | None = listed
+            if self.serial.epoch(listed.id) != epoch:   # changed since it was listed: read it again
+                download = await self.store.find_download(listed.id)
             if download is None:
                 return
             torrent = index.find(download.hashes(), download.qbt_tag)

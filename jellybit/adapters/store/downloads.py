@@ -327,10 +327,21 @@ class DownloadsMixin:
 
     async def active_downloads(self) -> list[Download]:
         """Return every download in an active state, oldest first."""
+        # A few queries for all of them (not two per download): the worker reads this every cycle.
         rows = await self.fetchall(  # type: ignore[attr-defined]
-            f"SELECT id FROM download WHERE state IN {_ACTIVE_SQL} ORDER BY id", _ACTIVE
+            f"SELECT * FROM download WHERE state IN {_ACTIVE_SQL} ORDER BY id", _ACTIVE
         )
-        return [d for r in rows if (d := await self._load(self.conn, r["id"])) is not None]
+        ids = [r["id"] for r in rows]
+        hashes: dict[str, list[Infohash]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            hash_rows = await self.fetchall(  # type: ignore[attr-defined]
+                "SELECT download_id, infohash, kind FROM download_infohash WHERE download_id IN ("
+                + ",".join("?" for _ in chunk) + ")", tuple(chunk)
+            )
+            for r in hash_rows:
+                hashes.setdefault(r["download_id"], []).append(Infohash(r["infohash"], r["kind"]))
+        return [_row_to_download(r, hashes.get(r["id"], ())) for r in rows]
 
     async def find_active_by_hashes(self, hashes: Iterable[str]) -> Download | None:
         """Return the active download owning any of these hashes, if one does."""
