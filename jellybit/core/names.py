@@ -150,17 +150,40 @@ def version_label(version: str | None) -> str | None:
     return text or None
 
 
+def source_name(source: str) -> str:
+    """PurePosixPath(source).name, without building a path for the usual 'a/b/c.ext'."""
+    name = source.rpartition("/")[2]
+    return name if name and name != "." else PurePosixPath(source).name
+
+
+def name_suffix(name: str) -> str:
+    """PurePosixPath(name).suffix of a file name: its last '.ext', '' for '.hidden' or 'name.'."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
 def source_ext(source: str) -> str:
     """A source file's extension, lowercased, when it looks like one ('.mkv', '.dvr-ms'); else ''."""
-    suffix = PurePosixPath(source).suffix.lower()
+    suffix = name_suffix(source_name(source)).lower()
     return suffix if _EXT.fullmatch(suffix) else ""
 
 
 def source_stem(source: str) -> str:
     """A source file's name without the extension source_ext would keep."""
-    name = PurePosixPath(source).name
-    ext = PurePosixPath(source).suffix
+    name = source_name(source)
+    ext = name_suffix(name)
     return name[: -len(ext)] if ext else name
+
+
+def source_without_suffix(source: str) -> str:
+    """str(PurePosixPath(source).with_suffix('')), without building a path for a plain 'a/b/c.ext'."""
+    plain = source and source != "." and not (
+        "//" in source or "/./" in source or source.endswith(("/", "/.")) or source.startswith("./")
+    )
+    if not plain:
+        return str(PurePosixPath(source).with_suffix(""))
+    suffix = name_suffix(source_name(source))
+    return source[: len(source) - len(suffix)]
 
 
 def part_suffix(part: int | None) -> str:

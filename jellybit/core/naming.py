@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from jellybit.core.frozen import evolve
 from jellybit.core.names import (
     MOVIES,
     SERIES,
@@ -24,6 +25,7 @@ from jellybit.core.names import (
     season_folder,
     source_ext,
     source_stem,
+    source_without_suffix,
     title_folder,
     version_label,
 )
@@ -79,7 +81,7 @@ class _Placed:
     """Where a primary item landed: its folder, stem and extension (followers build on it)."""
 
     library: str
-    folder: PurePosixPath
+    folder: str                 # relative POSIX path of sanitized components
     stem: str
     ext: str
     status: str
@@ -132,6 +134,8 @@ class _Layout:
         self.placed: dict[str, _Placed] = {}    # source -> placement
         self.out: list[PlanItem] = list(plan.items)
         self.folders: dict[Work, str] = {}
+        self.main_folder: str | None = None     # folder_of(self.work), once known
+        self.main_title: str | None = None      # series_title(self.work), once known
         self.titles: dict[Work, str] = {}
         self.hosts = _Hosts(plan, self.work_of)
         self.group_n: dict[tuple[str, str], int] = {}   # (host, source sans extension) -> number
@@ -145,23 +149,31 @@ class _Layout:
         return self.work is not None and work == self.work
 
     def folder_of(self, work: Work) -> str:
+        if work is self.work and self.main_folder is not None:
+            return self.main_folder       # identity first: hashing a Work per item adds up in a big pack
         if work not in self.folders:
             inherited = self.inherited if self.inherited and self.is_main(work) else None
             self.folders[work] = inherited or title_folder(work)
+            if work is self.work:
+                self.main_folder = self.folders[work]
         return self.folders[work]
 
     def series_title(self, work: Work) -> str:
         """The title episode files carry: the one in the (possibly inherited) folder name."""
+        if work is self.work and self.main_title is not None:
+            return self.main_title
         if work not in self.titles:
             title = parse_title_folder(self.folder_of(work))[0]
             if not title or title == "_":
                 title = parse_title_folder(title_folder(work))[0] or "Untitled"
             self.titles[work] = title
+            if work is self.work:
+                self.main_title = title
         return self.titles[work]
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def claim(self, target: PurePosixPath, source: str, library: str) -> str | None:
+    def claim(self, target: str, source: str, library: str) -> str | None:
         """Reserve a target; return the source already holding it (case-insensitively) if any."""
         key = f"{library}/{target}".casefold()
         holder = self.used.get(key)
@@ -170,7 +182,7 @@ class _Layout:
         return holder
 
     def set(self, index: int, **fields: object) -> None:
-        self.out[index] = replace(self.out[index], **fields)
+        self.out[index] = evolve(self.out[index], **fields)
 
     def skip(self, index: int, why: str) -> None:
         item = self.out[index]
@@ -178,14 +190,16 @@ class _Layout:
 
     # ------------------------------------------------------------------ primaries
 
-    def video_name(self, item: PlanItem, work: Work) -> tuple[PurePosixPath, str, str | None] | str:
+    def video_name(self, item: PlanItem, work: Work) -> tuple[str, str, str | None] | str:
         """(folder, stem, note) for a video, or a string saying why it cannot be named."""
-        base = PurePosixPath(self.folder_of(work))
+        # Targets are joined as strings: every component is sanitized (non-empty, no '/', never
+        # '.' or '..'), so this is exactly what PurePosixPath would print, without its cost.
+        base = self.folder_of(work)
         label = version_label(item.version)
         notes: list[str] = []
         if work.media_type is MediaType.MOVIE:
             # docs media/movies: the file starts with the exact folder name.
-            stem = base.name
+            stem = base
             if label:
                 stem += f" - {label}"
             stem += part_suffix(item.part)
@@ -197,7 +211,7 @@ class _Layout:
             # docs media/shows "Show Specials": a special may carry a descriptive name instead.
             own = sanitize_component(truncate_utf8(clean_text(source_stem(item.source)), _EXTRA_STEM_BYTES),
                                      fallback="Special")
-            return base / season_folder(0), avoid_ignored(own), "special without a number keeps its name"
+            return f"{base}/{season_folder(0)}", avoid_ignored(own), "special without a number keeps its name"
         if isinstance(numbering, str):
             return numbering
         season, code, note = numbering
@@ -208,7 +222,7 @@ class _Layout:
             stem += f" - {label}"
             notes.append("Jellyfin groups episode versions only in newer releases")
         stem += part_suffix(item.part)
-        return base / season_folder(season), stem, "; ".join(notes) or None
+        return f"{base}/{season_folder(season)}", stem, "; ".join(notes) or None
 
     @staticmethod
     def episode_numbering(item: PlanItem) -> tuple[int, str, str | None] | str:
@@ -245,35 +259,35 @@ class _Layout:
         library = library_for(work)
         ext = source_ext(item.source)
         name = sanitize_filename(stem, ext)
-        target = folder / name
+        target = f"{folder}/{name}"
         holder = self.claim(target, item.source, library)
         status = PLANNED
         if holder is not None:
             status = COLLISION
             note = "; ".join(p for p in (note, f"same target as {holder}") if p)
         self.placed[item.source] = _Placed(library, folder, name[: len(name) - len(ext)], ext, status)
-        self.set(index, library=library, target=str(target), status=status,
+        self.set(index, library=library, target=target, status=status,
                  note=_join_note(item, _note(note)))
 
     def place_extra(self, index: int, item: PlanItem, work: Work) -> None:
         library = library_for(work)
-        folder = PurePosixPath(self.folder_of(work))
+        folder = self.folder_of(work)
         if work.media_type is MediaType.SERIES and item.season is not None and item.season >= 0:
-            folder /= season_folder(item.season)
-        folder /= extras_folder(item.extra_kind)
+            folder += "/" + season_folder(item.season)
+        folder += "/" + extras_folder(item.extra_kind)
         ext = source_ext(item.source)
         base = sanitize_component(source_stem(item.source), fallback="extra")
         stem = avoid_ignored(sanitize_component(truncate_utf8(base, _EXTRA_STEM_BYTES), fallback="extra"))
         for n in range(1, _MAX_TRIES):
             name = sanitize_filename(stem if n == 1 else f"{stem} ({n})", ext)
-            if self.claim(folder / name, item.source, library) is None:
+            if self.claim(f"{folder}/{name}", item.source, library) is None:
                 break
         else:
             self.skip(index, "no free name in its extras folder")
             return
         note = _note(f"renamed to avoid a clash ({n})") if n > 1 else None
         self.placed[item.source] = _Placed(library, folder, name[: len(name) - len(ext)], ext, PLANNED)
-        self.set(index, library=library, target=str(folder / name), status=PLANNED,
+        self.set(index, library=library, target=f"{folder}/{name}", status=PLANNED,
                  note=_join_note(item, note))
 
     # ------------------------------------------------------------------ followers
@@ -294,7 +308,7 @@ class _Layout:
             self.skip(index, f"its video {host_source} is not laid out")
             return
         # Files of one stream (VobSub 'x.idx' + 'x.sub') keep one number, so they stay a pair.
-        group = (host_source, str(PurePosixPath(item.source).with_suffix("")).casefold())
+        group = (host_source, source_without_suffix(item.source).casefold())
         for n in range(self.group_n.get(group, 1), _MAX_TRIES):
             named = sidecar_name(host.stem, item, n, MAX_COMPONENT_BYTES)
             if named is None:
@@ -302,7 +316,8 @@ class _Layout:
                 return
             name, note = named
             # A follower of a colliding video is not laid: it must not take a name from others.
-            if host.status == COLLISION or self.claim(host.folder / name, item.source, host.library) is None:
+            target = f"{host.folder}/{name}"
+            if host.status == COLLISION or self.claim(target, item.source, host.library) is None:
                 break
         else:
             self.skip(index, "no free name next to its video")
@@ -312,7 +327,7 @@ class _Layout:
         status = host.status
         if status == COLLISION:
             notes.append(f"follows {host_source}, which collides")
-        self.set(index, library=host.library, target=str(host.folder / name), status=status,
+        self.set(index, library=host.library, target=target, status=status,
                  note=_join_note(item, _note(*notes)))
 
     # ------------------------------------------------------------------ driver

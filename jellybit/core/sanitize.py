@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from pathlib import PurePosixPath
@@ -129,6 +130,7 @@ def _settle_passes(text: str, max_bytes: int) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=256)      # the same few extensions, thousands of times a batch
 def _clean_ext(ext: str) -> str:
     """An extension ('.mkv', '.en.forced.srt') cleaned like a component but keeping its dot."""
     body = _clean_chars(ext).strip(" .")

@@ -9,6 +9,7 @@ joined into the stream title (docs media/external-files "Naming Flags").
 
 from __future__ import annotations
 
+import functools
 import re
 
 from jellybit.core.names import source_ext
@@ -41,7 +42,12 @@ def normalize_language(value: str | None) -> str | None:
     """An ISO 639 code ('en', 'rus', 'pt-BR') or an English language name; None if unusable."""
     if not value:
         return None
-    text = str(value).strip()
+    return _language(str(value))
+
+
+@functools.lru_cache(maxsize=512)      # a season pack asks about the same few languages thousands of times
+def _language(value: str) -> str | None:
+    text = value.strip()
     if _CODE.fullmatch(text):
         code = text.lower()
         if code in ("cc", "sdh"):
@@ -59,7 +65,14 @@ def normalize_language(value: str | None) -> str | None:
 
 def normalize_flags(flags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Known flags in Jellyfin's spelling and a fixed order; unknown ones are dropped."""
-    seen = {_FLAG_ALIASES.get(str(f).strip().lower()) for f in flags}
+    if not flags:
+        return ()
+    return _flags(tuple(str(f) for f in flags))
+
+
+@functools.lru_cache(maxsize=512)
+def _flags(flags: tuple[str, ...]) -> tuple[str, ...]:
+    seen = {_FLAG_ALIASES.get(f.strip().lower()) for f in flags}
     return tuple(f for f in FLAG_ORDER if f in seen)
 
 

@@ -667,3 +667,18 @@ def test_sidecar_names_parse_back_as_intended(language, flags, title, copies) ->
             assert got.title is not None
         titles.add(got.title)
     assert len(titles) == copies          # every copy is a distinct stream to Jellyfin
+
+
+_path_texts = st.lists(st.sampled_from(["a", "b.c", ".", "..", "", "/", ".x", "y.", "d.e.f", "ё.Mkv", " "]),
+                       max_size=6).map("".join)
+
+
+@given(st.one_of(_path_texts, texts))
+def test_source_name_pieces_are_what_pathlib_says(source) -> None:
+    from jellybit.core.names import name_suffix, source_name, source_without_suffix
+
+    path = PurePosixPath(source)
+    assert source_name(source) == path.name
+    assert name_suffix(path.name) == path.suffix
+    if path.name:
+        assert source_without_suffix(source) == str(path.with_suffix(""))
