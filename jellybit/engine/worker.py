@@ -84,7 +84,7 @@ class Worker:
         self, store: Store, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
         layouter: Layouter, *, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
         paths: PathsConfig | None = None, on_done: DoneCallback | None = None,
-        reconnect_grace: float | None = None,
+        reconnect_grace: float | None = None, appear_timeout: float = APPEAR_TIMEOUT,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -97,6 +97,7 @@ class Worker:
         self.pipeline = Pipeline(store, self.serial, client, recognizer, layouter)
         self.reconnect_grace = (reconnect_grace if reconnect_grace is not None
                                 else max(5.0, 2 * worker.poll_interval))
+        self.appear_timeout = appear_timeout
         self.health = QbtHealth()
         self.index: TorrentIndex | None = None
         self._failures = 0
@@ -248,7 +249,7 @@ class Worker:
         accepted = self._added.get(download.id)
         if accepted is not None:
             # qBittorrent fetches a URL itself and lists the torrent only once it has it.
-            limit = max(self.config.metadata_timeout, APPEAR_TIMEOUT)
+            limit = max(self.config.metadata_timeout, self.appear_timeout)
             if time.monotonic() - accepted > limit:
                 await self._fail(download, "qbt_add_failed", "qBittorrent accepted the torrent but it "
                                  f"did not show up within {limit:g} s (a bad URL, or a duplicate of a "

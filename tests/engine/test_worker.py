@@ -449,3 +449,15 @@ async def test_a_recognition_overtaken_by_cancel_and_retry_is_discarded(
     assert (current.attempt_no, current.raw_llm) == (2, "request 3")
     assert [t.to_state for t in await engine.store.transitions(download_id)][-4:] == [
         State.RECOGNIZING, State.CANCELLED, State.RECOGNIZING, State.REVIEW]
+
+
+async def test_a_url_qbittorrent_cannot_fetch_fails_with_qbt_add_failed(
+    make_engine: EngineFactory, qbittorrent: QbittorrentInstance
+) -> None:
+    engine = await make_engine(qbittorrent.config(), worker={"metadata_timeout": 0.3}, appear_timeout=0.3)
+    with TorrentFileServer({}) as server:              # every path is a 404
+        added = await engine.commands.add(source=f"{server.base_url}/gone.torrent")
+        failed = await engine.settle(added.download.id, State.FAILED)
+    assert failed.error_code == "qbt_add_failed"
+    assert "did not show up" in (failed.error_msg or "")
+    assert await engine.path(failed.id) == [(None, "queued"), ("queued", "failed")]

@@ -195,7 +195,7 @@ async def make_engine(store: Store, tmp_path: Path) -> AsyncIterator[EngineFacto
     async def build(qbt: QbittorrentConfig | None = None, *, worker: dict[str, Any] | None = None,
                     automatic: bool = True, client_cls: type[QbittorrentClient] = QbittorrentClient,
                     reconnect_grace: float = 0.0, layouter: Any = None, paths: PathsConfig | None = None,
-                    ) -> Engine:
+                    appear_timeout: float = 60.0) -> Engine:
         qbt = qbt or closed_qbittorrent()
         settings = {"poll_interval": 0.05, "retry_max_backoff": 0.2, "source_miss_threshold": 3,
                     "metadata_timeout": 600.0, "stall_timeout": 600.0, **(worker or {})}
@@ -209,7 +209,8 @@ async def make_engine(store: Store, tmp_path: Path) -> AsyncIterator[EngineFacto
         engine_worker = Worker(store, bus, client, recognizer, layout, worker=config, qbittorrent=qbt,
                                paths=paths or PathsConfig(downloads=tmp_path, movies=tmp_path / "movies",
                                                           series=tmp_path / "series"),
-                               on_done=lambda d: done.append(d.id), reconnect_grace=reconnect_grace)
+                               on_done=lambda d: done.append(d.id), reconnect_grace=reconnect_grace,
+                               appear_timeout=appear_timeout)
         workers.append(engine_worker)
         await engine_worker.start()
         commands = Commands(store, bus, engine_worker)
