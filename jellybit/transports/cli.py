@@ -82,6 +82,15 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return run(list(args.names), sys.stdin, sys.stdout)
 
 
+def cmd_recognize(args: argparse.Namespace) -> int:
+    """Dry-run recognition with the configured providers; nothing is stored or laid out."""
+    from jellybit.transports.cli_recognize import run_recognize
+
+    config = load_config(args.config)
+    setup_logging("WARNING", "text", stream=sys.stderr)
+    return run_recognize(args, config)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the worker until SIGTERM/SIGINT."""
     from jellybit import app
@@ -140,6 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
+    p = add("recognize", cmd_recognize, "dry-run recognition of a release (nothing stored or laid out)")
+    p.add_argument("name", nargs="?", help="the torrent/release name")
+    p.add_argument("--torrent", metavar="FILE", help="read the name and file list from a .torrent")
+    p.add_argument("--files", metavar="FILE",
+                   help="file list, one per line (PATH or SIZE<TAB>PATH; - = stdin)")
+    p.add_argument("--context", default="", help="what it is, in a sentence")
+    p.add_argument("--hint", action="append", help="a hint (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     add("run", cmd_run, "run the worker")
     add("panel", cmd_panel, "run the web panel")
     p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")

@@ -1,0 +1,77 @@
+"""`jellybit recognize`: a dry run through the real recognizer and providers against local fakes."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from jellybit.config import Config, MetadataConfig
+from jellybit.errors import InvalidArgument
+from jellybit.transports.cli_recognize import read_file_list, run_recognize
+from tests.support.torrents import make_content, make_torrent
+
+
+def args(**values: object) -> argparse.Namespace:
+    base = {"name": None, "torrent": None, "files": None, "context": "", "hint": None, "json": True}
+    return argparse.Namespace(**{**base, **values})
+
+
+def run(config: Config, **values: object) -> dict:
+    out = io.StringIO()
+    assert run_recognize(args(**values), config, out) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def config(fake_tmdb, fake_tvdb) -> Config:
+    return Config(metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config()))
+
+
+def test_a_clean_movie_is_matched_and_would_be_automatic(config: Config) -> None:
+    result = run(config, name="The.Matrix.1999.1080p.BluRay.x264-GROUP")
+    assert (result["media_type"], result["title"], result["year"]) == ("movie", "The Matrix", 1999)
+    assert (result["provider"], result["provider_id"]) == ("tmdb", "603")
+    assert result["automatic"] is True
+    (video,) = [i for i in result["plan"] if i["role"] == "video"]
+    assert video["target"] == "The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv"
+
+
+def test_a_season_from_a_torrent_file_is_planned_per_episode(config: Config, tmp_path: Path) -> None:
+    content = make_content(tmp_path, "Fargo.S02.1080p.WEB-DL", {
+        f"Fargo.S02E{n:02d}.1080p.WEB-DL.mkv": 2000 for n in range(1, 4)})
+    torrent = tmp_path / "fargo.torrent"
+    torrent.write_bytes(make_torrent(content))
+    result = run(config, torrent=str(torrent), context="the 2014 series")
+    assert result["media_type"] == "series"
+    assert result["year"] == 2014
+    videos = [i for i in result["plan"] if i["role"] == "video"]
+    assert [(v["season"], v["episodes"]) for v in videos] == [(2, [1]), (2, [2]), (2, [3])]
+    assert all("Season 02" in v["target"] for v in videos)
+
+
+def test_human_output_names_the_decision(config: Config) -> None:
+    out = io.StringIO()
+    run_recognize(args(name="Fargo.1996.720p", json=False), config, out)
+    text = out.getvalue()
+    assert "reading: movie" in text
+    assert "->" in text
+
+
+def test_without_providers_everything_goes_to_review() -> None:
+    result = run(Config(), name="Some.Show.S01E01.mkv")
+    assert result["automatic"] is False
+    assert any(r["blocking"] for r in result["reasons"])
+
+
+def test_a_name_is_required() -> None:
+    with pytest.raises(InvalidArgument):
+        run_recognize(args(), Config(), io.StringIO())
+
+
+def test_file_lists_take_sizes_or_bare_paths() -> None:
+    files = read_file_list("100\tA/b.mkv\nA/c.srt\n\n")
+    assert [(f.path, f.size) for f in files] == [("A/b.mkv", 100), ("A/c.srt", 1 << 30)]
