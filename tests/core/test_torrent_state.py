@@ -1,0 +1,50 @@
+"""Reading qBittorrent's torrent states, and the index the worker matches downloads with."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from jellybit.core.ports import TorrentInfo
+from jellybit.core.torrent_state import TorrentIndex, can_stall, is_complete, is_error, lacks_metadata
+
+BASE = TorrentInfo(hash="a" * 40, infohash_v1="a" * 40, infohash_v2="", name="x", state="downloading",
+                   progress=0.5, dlspeed=10, eta=60, size=100, total_size=100, amount_left=50,
+                   content_path="/d/x", save_path="/d", category="jellybit", tags=(), added_on=10,
+                   completion_on=None)
+
+
+@pytest.mark.parametrize(("state", "progress", "size", "error", "meta", "complete", "stall"), [
+    ("downloading", 0.5, 100, False, False, False, True),
+    ("stalledDL", 0.5, 100, False, False, False, True),
+    ("error", 0.5, 100, True, False, False, False),
+    ("missingFiles", 1, 100, True, False, False, False),
+    ("metaDL", 0, 0, False, True, False, False),
+    ("forcedMetaDL", 0, 0, False, True, False, False),
+    ("pausedDL", 0, 0, False, True, False, False),          # a paused magnet: still no metadata
+    ("pausedDL", 0.3, 100, False, False, False, False),     # paused by a human: never "stalled"
+    ("stalledUP", 1, 100, False, False, True, False),
+    ("pausedUP", 1, 100, False, False, True, False),
+    ("stoppedUP", 1, 100, False, False, True, False),       # qBittorrent 5.x name
+    ("moving", 1, 100, False, False, False, False),         # complete but being moved: wait
+    ("checkingUP", 1, 100, False, False, False, False),
+    ("checkingResumeData", 1, 100, False, False, False, False),
+])
+def test_states(state: str, progress: float, size: int, error: bool, meta: bool, complete: bool,
+                stall: bool) -> None:
+    torrent = replace(BASE, state=state, progress=progress, size=size, total_size=size)
+    assert (is_error(torrent), lacks_metadata(torrent), is_complete(torrent), can_stall(torrent)) == (
+        error, meta, complete, stall)
+
+
+def test_the_index_matches_real_hashes_first_then_the_oldest_tagged_torrent() -> None:
+    hybrid = replace(BASE, hash="c" * 40, infohash_v1="b" * 40, infohash_v2="c" * 64, tags=("t",), added_on=5)
+    newer = replace(BASE, hash="d" * 40, infohash_v1="d" * 40, tags=("t",), added_on=9)
+    index = TorrentIndex([newer, hybrid])
+    assert index.find({"b" * 40}) is hybrid
+    assert index.find({"c" * 64}) is hybrid
+    assert index.find({"c" * 40}) is None               # the truncated v2 `hash` is not an infohash
+    assert index.find(set(), "t") is hybrid             # of two torrents with one tag, the oldest
+    assert index.find({"d" * 40}, "t") is newer         # a hash beats the tag
+    assert index.find(set(), "other") is None
