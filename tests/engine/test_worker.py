@@ -16,7 +16,13 @@ from jellybit.engine.housekeeping import reconcile_target
 from jellybit.engine.worker import magnet_for
 from jellybit.errors import InvalidState
 from tests.support.engine import EngineFactory
-from tests.support.qbittorrent import QbittorrentInstance, TorrentFileServer, magnet, seeded_torrent
+from tests.support.qbittorrent import (
+    QbittorrentInstance,
+    TorrentFileServer,
+    eventually,
+    magnet,
+    seeded_torrent,
+)
 from tests.support.torrents import make_content, make_torrent
 
 HAPPY_PATH = [(None, "queued"), ("queued", "downloading"), ("downloading", "recognizing"),
@@ -395,7 +401,11 @@ async def test_a_command_waits_for_the_poll_that_holds_the_same_download(
     await asyncio.wait_for(poll, 10)
     result = await asyncio.wait_for(cancel, 10)
     assert result.state is State.CANCELLED
-    assert len(torrents_with_tag(qbittorrent, held.qbt_tag)) == 1     # the add completed first
+    # The add completed first (qBittorrent lists an added torrent a moment after answering).
+    async def listed() -> list:
+        return torrents_with_tag(qbittorrent, held.qbt_tag)
+
+    assert len(await eventually(listed, within=10)) == 1
 
 
 def test_magnet_for_a_download_known_by_hashes() -> None:
