@@ -8,8 +8,10 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from jellybit import clock
 from jellybit.adapters.jellyfin import JellyfinRefresher
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
@@ -24,6 +26,7 @@ from jellybit.engine.worker import Worker
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
+COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
 @dataclass
@@ -46,6 +49,12 @@ class App:
     async def start(self) -> None:
         """Open (and migrate) the store, then start the worker and the transports."""
         await self.store.open()
+        purged = await self.store.cache_purge_expired()
+        older = clock.format_time(clock.utcnow() - timedelta(days=COMMAND_RESULT_DAYS))
+        forgotten = await self.store.purge_command_results(older)
+        if purged or forgotten:
+            log.info("store housekeeping",
+                     extra={"cache_purged": purged, "command_results_purged": forgotten})
         await self.worker.start()
         self._tasks.append(asyncio.create_task(self.worker.run(), name="worker"))
         if self.bridge is not None:
@@ -91,15 +100,49 @@ class App:
         log.info("jellybit stopped")
 
 
-def _recognizer(config: Config, store: Store) -> tuple[Recognizer, list[Callable[[], Awaitable[Any]]]]:
-    """The recognizer with its LLM and metadata providers (and what to close on stop)."""
+Probe = Callable[[], Awaitable[Any]]
+
+
+def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None) -> dict[str, Probe]:
+    """Status probes for the `info` topic: LLM, each metadata provider, Jellyfin."""
+    from jellybit.adapters.metadata import status as provider_status
+    from jellybit.errors import JellybitError
+    from jellybit.protocol import SystemStatus
+
+    def from_service(service: Any) -> SystemStatus:
+        return SystemStatus(enabled=service.enabled, connected=service.ok, version=service.version,
+                            detail=service.message)
+
+    probes: dict[str, Probe] = {}
+    if llm is not None:
+        async def llm_probe() -> SystemStatus:
+            try:
+                return SystemStatus(enabled=True, connected=True, detail=str(await llm.ping())[:200])
+            except JellybitError as exc:
+                return SystemStatus(enabled=True, connected=False, detail=exc.message[:200])
+        probes["llm"] = llm_probe
+    for provider in providers:
+        async def provider_probe(provider: Any = provider) -> SystemStatus:
+            (service,) = await provider_status([provider])
+            return from_service(service)
+        probes[f"metadata.{provider.name}"] = provider_probe
+    if refresher is not None and refresher.config.enabled:
+        async def jellyfin_probe() -> SystemStatus:
+            return from_service(await refresher.ping())
+        probes["jellyfin"] = jellyfin_probe
+    return probes
+
+
+def _recognizer(config: Config, store: Store
+                ) -> tuple[Recognizer, list[Callable[[], Awaitable[Any]]], Any, list[Any]]:
+    """The recognizer, what to close on stop, and its LLM and metadata providers (for status)."""
     try:
         from jellybit.engine.recognizer import Recognizer as RecognitionEngine
     except ImportError:
         from jellybit.engine.review_only import ReviewOnlyRecognizer
 
         log.warning("no recognizer installed: every download goes to review")
-        return ReviewOnlyRecognizer(), []
+        return ReviewOnlyRecognizer(), [], None, []
     from jellybit.adapters.llm import OpenAiLlm
     from jellybit.adapters.metadata import build_providers, close_providers
 
@@ -108,10 +151,12 @@ def _recognizer(config: Config, store: Store) -> tuple[Recognizer, list[Callable
     closers: list[Callable[[], Awaitable[Any]]] = [lambda: close_providers(providers)]
     if llm is not None:
         closers.append(llm.close)
-    return RecognitionEngine(llm=llm, providers=providers, config=config.recognition), closers
+    recognizer = RecognitionEngine(llm=llm, providers=providers, config=config.recognition)
+    return recognizer, closers, llm, providers
 
 
-def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands) -> Any:
+def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
+            probes: dict[str, Probe] | None = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     try:
         from jellybit.protocol import Topics
@@ -120,7 +165,7 @@ def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands) -> 
         from jellybit.transports.mqtt_engine import EngineState, build_handlers
     except ImportError:  # pragma: no cover - the transports ship together with the engine
         return None
-    state = EngineState(commands, bus, config)
+    state = EngineState(commands, bus, config, statuses=probes)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
         topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
@@ -136,8 +181,10 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     bus = EventBus()
     client = QbittorrentClient(config.qbittorrent)
     closers: list[Callable[[], Awaitable[Any]]] = []
+    llm: Any = None
+    providers: list[Any] = []
     if recognizer is None:
-        recognizer, closers = _recognizer(config, store)
+        recognizer, closers, llm, providers = _recognizer(config, store)
     layouter = layouter or LayoutEngine(store, config.paths)
     refresher = JellyfinRefresher(config.jellyfin)
 
@@ -147,7 +194,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     worker = Worker(store, bus, client, recognizer, layouter, worker=config.worker,
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
     commands = Commands.from_config(config, store, bus, worker)
-    bridge = _bridge(config, store, bus, commands) if mqtt else None
+    bridge = _bridge(config, store, bus, commands, _probes(llm, providers, refresher)) if mqtt else None
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
                closers=closers)
 

@@ -134,7 +134,8 @@ class EngineState:
 
     def __init__(self, commands: Commands, bus: EventBus, config: Config, *,
                  started_at: str | None = None, statuses: Mapping[str, Callable[[], Awaitable[SystemStatus]]]
-                 | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0) -> None:
+                 | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0,
+                 probe_interval: float = 300.0) -> None:
         self.commands = commands
         self.bus = bus
         self.config = config
@@ -144,6 +145,8 @@ class EngineState:
         self.sweep_interval = sweep_interval
         self.info_interval = info_interval
         self.retention = timedelta(hours=config.mqtt.retention_hours)
+        self.probe_interval = probe_interval
+        self._probed: dict[str, tuple[float, SystemStatus]] = {}
         self._retained: dict[str, str | None] = {}   # download id -> settled_at (None = active)
         self._reviews: set[str] = set()
 
@@ -163,16 +166,26 @@ class EngineState:
                       for name in ("tmdb", "tvdb", "tvmaze")},
             jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
         )
-        for key, probe in self.statuses.items():
-            try:
-                result = await probe()
-            except Exception as exc:  # a status probe must never break publishing
-                result = SystemStatus(enabled=True, connected=False, detail=str(exc)[:200])
+        for key in self.statuses:
+            result = await self._probe(key)
             if key.startswith("metadata."):
                 payload.metadata[key.split(".", 1)[1]] = result
             else:
                 setattr(payload, key, result)
         return Message(self.topics.info, encode(payload))
+
+    async def _probe(self, key: str) -> SystemStatus:
+        # Outside services (TMDB, an LLM server) are asked rarely, not on every info refresh.
+        now = asyncio.get_running_loop().time()
+        cached = self._probed.get(key)
+        if cached is not None and now - cached[0] < self.probe_interval:
+            return cached[1]
+        try:
+            result = await self.statuses[key]()
+        except Exception as exc:  # a status probe must never break publishing
+            result = SystemStatus(enabled=True, connected=False, detail=str(exc)[:200])
+        self._probed[key] = (now, result)
+        return result
 
     async def summary(self) -> Message:
         """The `summary` message."""

@@ -289,3 +289,27 @@ async def test_review_flow_publishes_review_and_events(
         assert done["at"].endswith("Z")
     finally:
         await stop_bridge(bridge, task)
+
+
+async def test_info_reports_outside_services_from_their_probes(
+    make_engine: EngineFactory, mosquitto: Broker, fake_jellyfin
+) -> None:
+    from jellybit.adapters.jellyfin import JellyfinRefresher
+    from jellybit.app import _probes
+
+    engine = await make_engine()
+    config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
+    refresher = JellyfinRefresher(fake_jellyfin.config())
+    full = Config(mqtt=config, jellyfin=fake_jellyfin.config())
+    state = EngineState(engine.commands, engine.bus, full, statuses=_probes(None, [], refresher))
+    bridge = MqttBridge(config, handlers=build_handlers(engine.commands), state=state, results=engine.store)
+    task = asyncio.create_task(bridge.run())
+    try:
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        info = await eventually_retained(config, Topics(config.base_topic).info, lambda v: v is not None)
+        assert info["jellyfin"]["enabled"] is True
+        assert info["jellyfin"]["connected"] is True
+        assert info["llm"]["enabled"] is False
+    finally:
+        await stop_bridge(bridge, task)
+        await refresher.close()
