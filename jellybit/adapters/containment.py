@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from jellybit.core.sanitize import is_sanitized
-from jellybit.errors import UnsafePath
+from jellybit.errors import AdapterError, UnsafePath
 
 PATH_MAX = 4096
+DIR_MODE = 0o755
 
 
 def _components(relative: str | PurePosixPath) -> list[str]:
@@ -90,3 +92,80 @@ def resolve_target(root: Path, relative: str | PurePosixPath) -> Path:
     if real_target == real_root or not real_target.is_relative_to(real_root):
         raise UnsafePath(f"target resolves outside its library root: {'/'.join(parts)!r}")
     return target
+
+
+class FolderGate:
+    """Target folders proven once per batch: real directories below a library root, no symlink.
+
+    The journal lays (or takes back) thousands of files in a handful of folders. The first
+    target in a folder walks that folder's chain below its root with `os.lstat`, refusing a
+    symlink or a non-directory anywhere (UnsafePath), exactly as `resolve_target` does; the
+    folder is then trusted for the rest of this gate's life (one chunk of one batch). With
+    `create=True` missing folders are made one by one inside the proven chain, mode 0755
+    whatever the umask, and listed in `created` (their parents need an fsync). Targets must be
+    absolute, normalized paths strictly inside a root, spelled with the configured root.
+    """
+
+    def __init__(self, roots: Iterable[Path], *, create: bool = False) -> None:
+        self._roots = [(os.path.normpath(r), Path(os.path.normpath(r))) for r in roots]
+        self._create = create
+        self._proven: dict[str, Path] = {}          # folder -> the configured root holding it
+        self._real: dict[Path, str] = {}            # configured root -> its real path
+        self.created: list[str] = []
+
+    def root_of(self, dst: str | os.PathLike[str]) -> Path:
+        """The root holding `dst`, once dst's folder is proven (and made, with create); else UnsafePath."""
+        path = os.fspath(dst)
+        folder, _, name = path.rpartition("/")
+        root = self._proven.get(folder)
+        if root is None or name in ("", ".", ".."):
+            root = self._prove(path, folder, name)
+        return root
+
+    def _prove(self, path: str, folder: str, name: str) -> Path:
+        plain = path.startswith("/") and "\x00" not in path and os.path.normpath(path) == path
+        if name in ("", ".", "..") or not plain:
+            raise UnsafePath(f"target is not a plain absolute path: {path!r}")
+        base, root = next(
+            ((b, r) for b, r in self._roots if folder == b or folder.startswith(b.rstrip("/") + "/")),
+            ("", None),
+        )
+        if root is None:
+            raise UnsafePath(f"target {path} is not inside a library root")
+        if root not in self._real:
+            self._real[root] = str(_real_root(root))
+        current = self._real[root]
+        for part in folder[len(base):].split("/"):
+            if not part:
+                continue
+            current = os.path.join(current, part)
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                if not self._create:
+                    break                # nothing below exists yet: nothing below can be a link
+                self._mkdir(current)
+                continue
+            except OSError as exc:
+                raise UnsafePath(f"cannot inspect {current!r}: {exc.strerror}") from exc
+            _real_directory(st, current)
+        self._proven[folder] = root
+        return root
+
+    def _mkdir(self, path: str) -> None:
+        try:
+            os.mkdir(path, DIR_MODE)
+        except FileExistsError:
+            _real_directory(os.lstat(path), path)       # somebody made it meanwhile: check what it is
+            return
+        except OSError as exc:
+            raise AdapterError("filesystem", f"cannot create directory {path}: {exc.strerror}") from exc
+        os.chmod(path, DIR_MODE)        # mkdir's mode is filtered by the umask; chmod is not
+        self.created.append(path)
+
+
+def _real_directory(st: os.stat_result, path: str) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"parent is a symlink: {path!r}")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath(f"parent is not a directory: {path!r}")

@@ -110,23 +110,31 @@ class Roots:
 
     def __init__(self, roots: Iterable[Path]) -> None:
         self._roots = [(Path(os.path.normpath(r)), Path(os.path.realpath(r))) for r in roots]
-        self._parents: dict[Path, Path | None] = {}
+        self._parents: dict[str, Path | None] = {}      # parent folder as spelled -> its root
 
-    def root_of(self, path: Path) -> Path | None:
+    def root_of(self, path: Path | str) -> Path | None:
         """The root `path` lies inside (its parent resolved through symlinks), or None."""
+        text = os.fspath(path)
+        folder, _, name = text.rpartition("/")
+        if name in ("", ".", "..") or not text.startswith("/"):
+            return self._resolve(Path(text))        # relative or odd: the exact answer, not memoized
+        if folder not in self._parents:
+            # A plain last component: Path(text).parent is this folder, so it answers for every file in it.
+            self._parents[folder] = self._resolve(Path(text))
+        return self._parents[folder]
+
+    def _resolve(self, path: Path) -> Path | None:
         if not path.is_absolute() or path.name in ("", ".", ".."):
             return None
         parent = path.parent
-        if parent not in self._parents:
-            real = Path(os.path.realpath(parent))
-            lexical = Path(os.path.normpath(parent))
-            self._parents[parent] = next(
-                (base for base, real_root in self._roots
-                 if (lexical == base or lexical.is_relative_to(base))
-                 and (real == real_root or real.is_relative_to(real_root))),
-                None,
-            )
-        return self._parents[parent]
+        real = Path(os.path.realpath(parent))
+        lexical = Path(os.path.normpath(parent))
+        return next(
+            (base for base, real_root in self._roots
+             if (lexical == base or lexical.is_relative_to(base))
+             and (real == real_root or real.is_relative_to(real_root))),
+            None,
+        )
 
 
 def make_dirs(path: Path) -> list[Path]:
@@ -160,7 +168,7 @@ def temp_name(dst: Path, tag: str) -> Path:
     return dst.parent / f"{TEMP_PREFIX}{tag}{TEMP_SUFFIX}"
 
 
-def _existing(src_st: os.stat_result, dst: Path) -> LinkOutcome:
+def _existing(src_st: os.stat_result, dst: Path | str) -> LinkOutcome:
     try:
         st = os.lstat(dst)
     except FileNotFoundError:
@@ -171,19 +179,25 @@ def _existing(src_st: os.stat_result, dst: Path) -> LinkOutcome:
 
 
 def link_file(
-    src: Path, dst: Path, *, tag: str | None = None, on_copy: Callable[[int], None] | None = None
+    src: Path | str, dst: Path | str, *, tag: str | None = None,
+    on_copy: Callable[[int], None] | None = None, expect: tuple[int | None, int | None] | None = None,
 ) -> LinkOutcome:
     """Hardlink src to dst (never overwriting); where no hardlink is possible, copy visibly.
 
     `tag` names the copy's temporary file; `on_copy(inode)` is called with the copy's inode
     just before it is published, so a journal can recognise the copy after a crash.
+    `expect` is the source's (dev, inode) as journaled: a source replaced since is refused.
     """
     try:
         src_st = os.lstat(src)
     except FileNotFoundError as exc:
         raise SourceMissing(f"source file is missing: {src}") from exc
+    except OSError as exc:
+        raise _fail("stat", src, exc) from exc
     if not stat.S_ISREG(src_st.st_mode):
         raise SourceMissing(f"source is not a regular file: {src}")
+    if expect is not None and (src_st.st_dev, src_st.st_ino) != expect:
+        raise SourceMissing(f"source was replaced since it was planned: {src}")
     for attempt in (1, 2):
         try:
             os.link(src, dst, follow_symlinks=False)
@@ -194,12 +208,12 @@ def link_file(
                 raise SourceMissing(f"source file is missing: {src}") from exc
             if attempt == 2:
                 raise _fail("link", dst, exc) from exc
-            make_dirs(dst.parent)       # the usual case in a new folder: create it, then retry once
+            make_dirs(Path(dst).parent)     # a new folder nobody prepared: create it, then retry once
         except OSError as exc:
             if exc.errno not in FALLBACK_ERRNOS:
                 raise _fail("link", dst, exc) from exc
-            make_dirs(dst.parent)
-            return _copy(src, dst, src_st, exc, tag or ident.new_id(), on_copy)
+            make_dirs(Path(dst).parent)
+            return _copy(Path(src), Path(dst), src_st, exc, tag or ident.new_id(), on_copy)
         else:
             break
     st = os.lstat(dst)
@@ -370,8 +384,13 @@ def target_inode(dst: Path) -> int | None:
     return st.st_ino if stat.S_ISREG(st.st_mode) else None
 
 
+_REMOVED = RemoveOutcome(removed=True)
+_GONE = RemoveOutcome(removed=False, gone=True, reason="already gone")
+
+
 def remove_link(
-    dst: Path, expected_ino: int | None, src: Path, *, copied: bool = False, size: int | None = None
+    dst: Path | str, expected_ino: int | None, src: Path | str, *, copied: bool = False,
+    size: int | None = None,
 ) -> RemoveOutcome:
     """Remove a target only if it is still the recorded inode and not the last copy of the data.
 
@@ -381,7 +400,7 @@ def remove_link(
     try:
         st = os.lstat(dst)
     except FileNotFoundError:
-        return RemoveOutcome(removed=False, gone=True, reason="already gone")
+        return _GONE
     except OSError as exc:
         return RemoveOutcome(removed=False, reason=f"cannot stat: {exc.strerror}")
     if not stat.S_ISREG(st.st_mode):
@@ -404,10 +423,10 @@ def remove_link(
     try:
         os.unlink(dst)
     except FileNotFoundError:
-        return RemoveOutcome(removed=False, gone=True, reason="already gone")
+        return _GONE
     except OSError as exc:
         return RemoveOutcome(removed=False, reason=f"cannot remove: {exc.strerror}")
-    return RemoveOutcome(removed=True)
+    return _REMOVED
 
 
 def prune_empty_dirs(start: Path, stop_at_root: Path) -> list[Path]:

@@ -20,6 +20,7 @@ from jellybit.adapters import fs
 from jellybit.adapters.store import Store
 from jellybit.adapters.store.links import title_folder_of
 from jellybit.config import PathsConfig
+from jellybit.core.frozen import build
 from jellybit.core.links import (
     LIVE_STATUSES,
     ApplyBatch,
@@ -32,7 +33,7 @@ from jellybit.core.links import (
 )
 from jellybit.core.models import Download
 from jellybit.core.naming import layout_reasons, layout_targets
-from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Work
+from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.states import State, can_transition
 from jellybit.engine import layout_journal as journal
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 CHUNK = 256          # rows finished per journal transaction
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
+_KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
 APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
 
@@ -154,16 +156,18 @@ class LayoutEngine:
 
     def _new_link(self, inspection: Inspection, index: int) -> NewLink:
         item = inspection.plan.items[index]
-        src, src_stat = inspection.sources[index]
+        src, st = inspection.sources[index]
         dst = inspection.targets[index]
-        base = dict(src_path=str(src), dst_path=str(dst), kind=item.role.value, size=src_stat.size,
-                    src_dev=src_stat.dev, src_ino=src_stat.ino, src_mtime_ns=src_stat.mtime_ns)
         if item.status == EXISTS:
-            return NewLink(**base, status=LinkStatus.EXISTS, dst_ino=fs.target_inode(dst), message=item.note)
-        if item.status == SKIPPED:
-            return NewLink(**base, status=LinkStatus.SKIPPED, message=item.note)
-        assert item.status == PLANNED
-        return NewLink(**base)
+            status, dst_ino, message = LinkStatus.EXISTS, inspection.existing.get(index), item.note
+        elif item.status == SKIPPED:
+            status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
+        else:
+            assert item.status == PLANNED
+            status, dst_ino, message = LinkStatus.PENDING, None, None
+        # NewLink's fields in order (built directly: a season pack journals thousands of rows).
+        return build(NewLink, (src, dst, _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
+                               dst_ino, message))
 
     async def _continue(self, batch: ApplyBatch, rows: list[FileLink]) -> ApplyResult:
         """Lay the batch's pending rows chunk by chunk, then commit, or roll back on a collision/error."""

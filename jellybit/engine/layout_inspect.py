@@ -12,6 +12,7 @@ from jellybit.adapters import fs
 from jellybit.adapters.containment import PATH_MAX, resolve_target
 from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
+from jellybit.core.frozen import evolve
 from jellybit.core.links import episode_numbers
 from jellybit.core.matching import translate_path
 from jellybit.core.models import Download
@@ -46,17 +47,37 @@ class Sources:
 
     def path(self, source: str) -> Path:
         """The local path of one torrent file, or UnsafePath / SourceMissing."""
+        return Path(self._find(source)[0])
+
+    def stat(self, source: str) -> tuple[str, fs.SourceStat]:
+        """The local path of one torrent file and its identity (one lstat); UnsafePath / SourceMissing."""
+        chosen, st = self._find(source)
+        if st is None:
+            return chosen, fs.stat_source(Path(chosen))     # raises why it is not there
+        if not stat.S_ISREG(st.st_mode):
+            raise fs.SourceMissing(f"source is not a regular file: {chosen}")
+        return chosen, fs.SourceStat(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _find(self, source: str) -> tuple[str, os.stat_result | None]:
         parts = source.split("/")
         if not source or "\0" in source or source.startswith("/") or any(p in ("", ".", "..") for p in parts):
             raise UnsafePath(f"source path {source!r} is not a plain path inside the torrent")
         if not self.bases:
             raise fs.SourceMissing(f"download {self.download_id} has no save path yet")
         # qBittorrent's file names are relative to save_path; a plan may also be relative to content_path.
-        candidates = [os.path.join(base, source) for base in self.bases]
-        chosen = Path(next((c for c in candidates if os.path.lexists(c)), candidates[0]))
+        chosen, st = "", None
+        for base in self.bases:
+            candidate = os.path.join(base, source)
+            try:
+                st = os.lstat(candidate)
+            except OSError:
+                chosen = chosen or candidate
+                continue
+            chosen = candidate
+            break
         if self.guard.root_of(chosen) is None:
             raise UnsafePath(f"source {chosen} is outside the downloads directory {self.downloads}")
-        return chosen
+        return chosen, st
 
 
 def source_path(download: Download, source: str, paths: PathsConfig) -> Path:
@@ -64,42 +85,61 @@ def source_path(download: Download, source: str, paths: PathsConfig) -> Path:
     return Sources(download, paths).path(source)
 
 
+NOT_A_DIRECTORY = "not a directory"    # what a target's lstat says when a file stands for its folder
+TargetStat = os.stat_result | str | None
+
+
 class TargetGate:
     """`resolve_target` per parent folder, once; each file name still gets the gate's own checks.
 
     A season pack puts thousands of files in a few folders: the folder chain is proven inside
-    the root once, and the last component is checked like resolve_target checks it.
+    the root once, and the last component is checked like resolve_target checks it. The one
+    `lstat` of the target is handed back for comparing with the source; a target in a folder
+    that does not exist yet needs none (inspect writes nothing, so nothing can be there).
     """
 
     def __init__(self) -> None:
-        self._parents: dict[tuple[Path, str], Path] = {}
+        self._parents: dict[tuple[Path, str], tuple[str, bool]] = {}   # -> (absolute folder, exists)
 
     def resolve(self, root: Path, target: str) -> Path:
         """Return the absolute target inside root, or raise UnsafePath."""
+        return Path(self.resolve_stat(root, target)[0])
+
+    def resolve_stat(self, root: Path, target: str) -> tuple[str, TargetStat]:
+        """The absolute target inside root and its lstat (None: nothing there), or UnsafePath."""
         parent, sep, name = target.rpartition("/")
         if not sep or not parent:
-            return resolve_target(root, target)
+            dst = str(resolve_target(root, target))
+            return dst, _lstat(dst, target)
         key = (root, parent)
-        base = self._parents.get(key)
-        if base is None:
+        known = self._parents.get(key)
+        if known is None:
             base = resolve_target(root, parent)
             try:
-                if not stat.S_ISDIR(os.lstat(base).st_mode):
+                exists = stat.S_ISDIR(os.lstat(base).st_mode)
+                if not exists:
                     raise UnsafePath(f"parent is not a directory: {parent!r}")
             except FileNotFoundError:
-                pass
-            self._parents[key] = base
+                exists = False
+            known = self._parents[key] = (str(base), exists)
         if name in (".", "..") or "\0" in name or not is_sanitized(name):
             raise UnsafePath(f"target component is not sanitized: {name!r}")
-        dst = base / name
-        if len(os.fsencode(dst)) >= PATH_MAX:
+        dst = known[0] + "/" + name
+        if (len(dst) if dst.isascii() else len(os.fsencode(dst))) >= PATH_MAX:
             raise UnsafePath(f"target path is longer than {PATH_MAX} bytes")
-        try:
-            if stat.S_ISLNK(os.lstat(dst).st_mode):
-                raise UnsafePath(f"target is a symlink: {target!r}")
-        except FileNotFoundError:
-            pass
-        return dst
+        return dst, (_lstat(dst, target) if known[1] else None)
+
+
+def _lstat(dst: str, target: str) -> TargetStat:
+    try:
+        st = os.lstat(dst)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return NOT_A_DIRECTORY
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"target is a symlink: {target!r}")
+    return st
 
 
 def episodes_on_disk(directory: Path) -> dict[tuple[int, int], list[Path]]:
@@ -124,8 +164,9 @@ class Inspection:
     """A plan checked against the disk: statuses set, sources resolved, problems listed."""
 
     plan: Plan
-    sources: dict[int, tuple[Path, fs.SourceStat]] = field(default_factory=dict)   # item index ->
-    targets: dict[int, Path] = field(default_factory=dict)                         # item index ->
+    sources: dict[int, tuple[str, fs.SourceStat]] = field(default_factory=dict)    # item index ->
+    targets: dict[int, str] = field(default_factory=dict)                          # item index ->
+    existing: dict[int, int] = field(default_factory=dict)      # item index -> inode already there
     collisions: list[str] = field(default_factory=list)
     unsafe: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -163,8 +204,8 @@ def inspect(
     """Resolve every target and source and compare with the disk; never writes anything."""
     result = Inspection(plan=plan, own_copies=dict(own_copies or {}))
     items = list(plan.items)
-    seen: dict[Path, int] = {}
-    season_dirs: dict[Path, dict[tuple[int, int], list[Path]]] = {}
+    seen: dict[str, int] = {}
+    season_dirs: dict[str, dict[tuple[int, int], list[Path]]] = {}
     gate, sources = TargetGate(), Sources(download, paths)
     for index, item in enumerate(items):
         if item.role not in LAID_ROLES or not item.target or not item.library or item.status == COLLISION:
@@ -173,61 +214,57 @@ def inspect(
         try:
             if root is None:
                 raise UnsafePath(f"unknown library {item.library!r}")
-            dst = gate.resolve(root, item.target)
-            src = sources.path(item.source)
+            dst, dst_st = gate.resolve_stat(root, item.target)
+            src, src_stat = sources.stat(item.source)
         except UnsafePath as exc:
             result.unsafe.append(exc.message)
             continue
         except JellybitError as exc:
             result.missing.append(exc.message)
             continue
-        try:
-            src_stat = fs.stat_source(src)
-        except JellybitError as exc:
-            result.missing.append(exc.message)
-            continue
         if dst in seen:
             result.collisions.append(f"{dst} (planned twice)")
-            items[index] = item.with_(status=COLLISION, note="another file of this plan has the same target")
+            items[index] = evolve(item, status=COLLISION, note="another file of this plan has this target")
             continue
         seen[dst] = index
         result.sources[index] = (src, src_stat)
         result.targets[index] = dst
-        items[index] = _compare(item, src_stat, dst, merge, result.own_copies, season_dirs)
+        items[index] = _compare(item, src_stat, dst, dst_st, merge, result.own_copies, season_dirs)
         if items[index].status == COLLISION:
-            result.collisions.append(str(dst))
+            result.collisions.append(dst)
+        elif items[index].status == EXISTS and isinstance(dst_st, os.stat_result):
+            result.existing[index] = dst_st.st_ino
     skipped_videos = {i.source for i in items if i.role is Role.VIDEO and i.status == SKIPPED}
     for index, item in enumerate(items):
         if item.attached_to in skipped_videos and item.status in (PLANNED, COLLISION):
             if item.status == COLLISION:
-                result.collisions.remove(str(result.targets[index]))
-            items[index] = item.with_(status=SKIPPED, note="its video is already present")
+                result.collisions.remove(result.targets[index])
+            items[index] = evolve(item, status=SKIPPED, note="its video is already present")
     result.plan = Plan(items=tuple(items), folder=plan.folder)
     return result
 
 
 def _compare(
-    item: PlanItem, src: fs.SourceStat, dst: Path, merge: bool,
+    item: PlanItem, src: fs.SourceStat, dst: str, st: TargetStat, merge: bool,
     own_copies: Mapping[str, tuple[int, int | None, int | None]],
-    season_dirs: dict[Path, dict[tuple[int, int], list[Path]]],
+    season_dirs: dict[str, dict[tuple[int, int], list[Path]]],
 ) -> PlanItem:
-    try:
-        st = os.lstat(dst)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        return item.with_(status=COLLISION, note="a file stands where a folder of the target should be")
-    if st is not None:
+    if st == NOT_A_DIRECTORY:
+        return evolve(item, status=COLLISION, note="a file stands where a folder of the target should be")
+    if isinstance(st, os.stat_result):
         if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (src.dev, src.ino):
-            return item.with_(status=EXISTS, note="already linked")
-        if stat.S_ISREG(st.st_mode) and own_copies.get(str(dst)) == (st.st_ino, src.dev, src.ino):
-            return item.with_(status=EXISTS, note="already copied by an earlier batch")
+            return evolve(item, status=EXISTS, note="already linked")
+        if stat.S_ISREG(st.st_mode) and own_copies.get(dst) == (st.st_ino, src.dev, src.ino):
+            return evolve(item, status=EXISTS, note="already copied by an earlier batch")
         if merge:
-            return item.with_(status=SKIPPED, note="already present as another file")
-        return item.with_(status=COLLISION, note="a different file is there")
+            return evolve(item, status=SKIPPED, note="already present as another file")
+        return evolve(item, status=COLLISION, note="a different file is there")
     if merge and item.role is Role.VIDEO and item.season is not None and item.episodes:
-        present = season_dirs.setdefault(dst.parent, episodes_on_disk(dst.parent))
+        folder = os.path.dirname(dst)
+        if folder not in season_dirs:
+            season_dirs[folder] = episodes_on_disk(Path(folder))
+        present = season_dirs[folder]
         if all((item.season, e) in present for e in item.episodes):
             names = sorted({p.name for e in item.episodes for p in present[(item.season, e)]})
-            return item.with_(status=SKIPPED, note="already present as " + ", ".join(names))
-    return item.with_(status=PLANNED)
+            return evolve(item, status=SKIPPED, note="already present as " + ", ".join(names))
+    return evolve(item, status=PLANNED)

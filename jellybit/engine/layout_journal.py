@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jellybit.adapters import fs
+from jellybit.adapters.containment import FolderGate
 from jellybit.core.links import FileLink, LinkStatus, LinkUpdate
-from jellybit.errors import JellybitError, UnsafePath
+from jellybit.errors import JellybitError
 
 log = logging.getLogger(__name__)
 
@@ -48,39 +49,41 @@ def is_copy(row: FileLink) -> bool:
     return row.dst_ino is not None and row.src_ino is not None and row.dst_ino != row.src_ino
 
 
-def _same_source(row: FileLink, src: Path) -> None:
-    current = fs.stat_source(src)
-    if (current.dev, current.ino) != (row.src_dev, row.src_ino):
-        raise fs.SourceMissing(f"source was replaced since it was planned: {src}")
-
-
 def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCopy | None) -> ChunkResult:
-    """Link (or copy) each pending row's target; stop at the first collision or error."""
+    """Link (or copy) each pending row's target; stop at the first collision or error.
+
+    Each target folder is proven (and made) once for the chunk by the containment FolderGate;
+    each source is checked against its journaled identity right before its link. Every folder
+    that got a link, and the parent of every folder made, is fsynced once at the end.
+    """
     result = ChunkResult()
-    guard = fs.Roots(roots)
-    touched: set[Path] = set()
+    gate = FolderGate(roots, create=True)
+    touched: dict[str, None] = {}        # folders with new entries, in order
+    debug = log.isEnabledFor(logging.DEBUG)
     for row in rows:
-        src, dst = Path(row.src_path), Path(row.dst_path)
+        src, dst = row.src_path, row.dst_path
         try:
-            if guard.root_of(dst) is None:
-                raise UnsafePath(f"target {dst} is not inside a library root")
-            _same_source(row, src)
+            gate.root_of(dst)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy)
+            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break
-        if outcome.status is LinkStatus.COLLISION:
+        status = outcome.status
+        if status is LinkStatus.COLLISION:
             result.updates.append(LinkUpdate(row.id, LinkStatus.COLLISION, None, "a different file is there"))
-            result.collisions.append(str(dst))
+            result.collisions.append(dst)
             break
-        message = outcome.warning or ("already linked" if outcome.status is LinkStatus.EXISTS else None)
-        result.updates.append(LinkUpdate(row.id, outcome.status, outcome.dst_ino, message))
+        message = outcome.warning or ("already linked" if status is LinkStatus.EXISTS else None)
+        result.updates.append(LinkUpdate(row.id, status, outcome.dst_ino, message))
         if outcome.warning:
             result.warnings.append(outcome.warning)
-        if outcome.status is LinkStatus.LINKED:
-            touched.add(dst.parent)
-        log.debug("laid", extra={"download_id": row.download_id, "dst": str(dst), "status": outcome.status})
+        if status is LinkStatus.LINKED:
+            touched[os.path.dirname(dst)] = None
+        if debug:
+            log.debug("laid", extra={"download_id": row.download_id, "dst": dst, "status": status})
+    for made in gate.created:
+        touched[os.path.dirname(made)] = None     # a new folder's own entry must be durable too
     for directory in touched:
         try:
             fs.fsync_dir(directory)  # the journal says "linked" only once the entry is durable
@@ -115,36 +118,43 @@ def resync_pending(rows: Sequence[FileLink]) -> tuple[list[LinkUpdate], list[Fil
     return updates, missing
 
 
-def _prune(dirs: Mapping[Path, Path], result: TakeBack) -> None:
-    for directory in sorted(dirs, key=lambda d: len(d.parts), reverse=True):
-        result.pruned.extend(str(p) for p in fs.prune_empty_dirs(directory, dirs[directory]))
+def _prune(dirs: Mapping[str, Path], result: TakeBack) -> None:
+    for directory in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        result.pruned.extend(str(p) for p in fs.prune_empty_dirs(Path(directory), dirs[directory]))
 
 
 def take_back(rows: Sequence[FileLink], roots: Iterable[Path], *, why: str) -> TakeBack:
-    """Undo rows: remove live targets under the rules of invariant 6, then prune emptied folders."""
+    """Undo rows: remove live targets under the rules of invariant 6, then prune emptied folders.
+
+    A target is only touched inside a library root through real directories: its folder is
+    proven once (lstat walk, no symlink) by the containment FolderGate, which never creates.
+    """
     result = TakeBack()
-    guard = fs.Roots(roots)
-    dirs: dict[Path, Path] = {}
+    gate = FolderGate(roots)
+    dirs: dict[str, Path] = {}
     for row in rows:
         if not row.live:
             continue
-        dst = Path(row.dst_path)
-        root = guard.root_of(dst)
-        if root is None:
-            reason = "not inside a library root"
-            result.refused.append((str(dst), reason))
+        dst = row.dst_path
+        try:
+            root = gate.root_of(dst)
+        except JellybitError as exc:
+            reason = exc.message        # outside every root, or a symlinked/non-directory parent
+            result.refused.append((dst, reason))
             result.updates.append(LinkUpdate(row.id, row.status, None, f"{why} refused: {reason}"))
             continue
-        outcome = fs.remove_link(dst, row.dst_ino, Path(row.src_path), copied=is_copy(row), size=row.size)
+        outcome = fs.remove_link(dst, row.dst_ino, row.src_path, copied=is_copy(row), size=row.size)
         if outcome.refused:
-            result.refused.append((str(dst), outcome.reason))
+            result.refused.append((dst, outcome.reason))
             result.updates.append(LinkUpdate(row.id, row.status, None, f"{why} refused: {outcome.reason}"))
             continue
         if outcome.removed:
-            result.removed.append(str(dst))
-        note = why if outcome.removed else f"{why}: {outcome.reason}"
+            result.removed.append(dst)
+            note = why
+        else:
+            note = f"{why}: {outcome.reason}"
         result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None, note))
-        dirs[dst.parent] = root
+        dirs[os.path.dirname(dst)] = root
     _prune(dirs, result)
     return result
 
