@@ -95,6 +95,8 @@ class JellybitClient:
         """Send one request and wait for its response (raises NoAnswer on timeout)."""
         if self._client is None:
             raise RuntimeError("client is not connected")
+        if not self.connected:
+            raise NoAnswer(f"lost the MQTT connection to {self.config.url}")
         body = payload if isinstance(payload, bytes) else (
             payload.encode("utf-8") if isinstance(payload, str)
             else json.dumps(payload, ensure_ascii=False).encode("utf-8"))
@@ -105,8 +107,10 @@ class JellybitClient:
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._waiting[correlation] = future
         try:
-            await self._client.publish(self.topics.request(command), body, qos=1, properties=properties)
-            return await asyncio.wait_for(future, timeout)
+            # One deadline for both: a QoS 1 publish on a dead connection waits for its PUBACK.
+            async with asyncio.timeout(timeout):
+                await self._client.publish(self.topics.request(command), body, qos=1, properties=properties)
+                return await future
         except TimeoutError as exc:
             raise NoAnswer(f"no answer from the Jellybit worker within {timeout:g} s "
                            "(is it running and connected to the broker?)") from exc

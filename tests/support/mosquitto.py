@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jellybit.devstack import mosquitto_conf
 from tests.support.services import free_port, require_binary
 
 
@@ -32,14 +33,7 @@ def start_mosquitto(directory: Path, port: int | None = None) -> tuple[subproces
     binary = require_binary("mosquitto")
     port = port or free_port()
     conf = directory / "mosquitto.conf"
-    conf.write_text(
-        "per_listener_settings false\n"
-        f"listener {port} 127.0.0.1\n"
-        "allow_anonymous true\n"
-        "persistence false\n"
-        "set_tcp_nodelay true\n"
-        "log_dest none\n"
-    )
+    conf.write_text(mosquitto_conf(port))
     proc = subprocess.Popen([binary, "-c", str(conf)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 10

@@ -10,7 +10,6 @@ a .torrent by URL. Nothing here sends traffic beyond 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hashlib
 import os
@@ -30,64 +29,11 @@ import httpx
 import pytest
 
 from jellybit.config import QbittorrentConfig
+from jellybit.devstack import qbittorrent_conf, qbt_password_hash
 from tests.support.services import free_port, require_binary
 from tests.support.torrents import make_content, make_torrent
 
 START_TIMEOUT = 20.0
-
-
-def qbt_password_hash(password: str, salt: bytes | None = None) -> str:
-    """The `WebUI\\Password_PBKDF2` value qBittorrent 4.2+ stores (PBKDF2-HMAC-SHA512, 100000 rounds)."""
-    salt = salt or os.urandom(16)
-    key = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, 100_000, dklen=64)
-    return f'"@ByteArray({base64.b64encode(salt).decode()}:{base64.b64encode(key).decode()})"'
-
-
-def _config_text(*, torrent_port: int, webui_port: int, data_root: Path, username: str,
-                 password_hash: str) -> str:
-    # Every switch that would reach beyond loopback is off: DHT, LSD, PeX, UPnP/NAT-PMP, GeoIP;
-    # the session is bound to `lo` (see docs testing.md §1 for the verified key names).
-    return "\n".join([
-        "[LegalNotice]",
-        "Accepted=true",
-        "",
-        "[Meta]",
-        "MigrationVersion=4",
-        "",
-        "[BitTorrent]",
-        f"Session\\Port={torrent_port}",
-        "Session\\Interface=lo",
-        "Session\\InterfaceName=lo",
-        "Session\\InterfaceAddress=127.0.0.1",
-        "Session\\DHTEnabled=false",
-        "Session\\LSDEnabled=false",
-        "Session\\PeXEnabled=false",
-        "Session\\AddTrackersEnabled=false",
-        "Session\\QueueingSystemEnabled=false",
-        f"Session\\DefaultSavePath={data_root}",
-        "Session\\TempPathEnabled=false",
-        # Faster tests: status refresh every 100 ms (default 1500), several hash checks at once.
-        "Session\\RefreshInterval=100",
-        "Session\\MaxActiveCheckingTorrents=8",
-        "",
-        "[Network]",
-        "PortForwardingEnabled=false",
-        "",
-        "[Preferences]",
-        "Connection\\ResolvePeerCountries=false",
-        "WebUI\\Enabled=true",
-        "WebUI\\Address=127.0.0.1",
-        f"WebUI\\Port={webui_port}",
-        "WebUI\\UseUPnP=false",
-        f"WebUI\\Username={username}",
-        f"WebUI\\Password_PBKDF2={password_hash}",
-        "WebUI\\LocalHostAuth=true",
-        "WebUI\\HostHeaderValidation=false",
-        "WebUI\\CSRFProtection=false",
-        "WebUI\\MaxAuthenticationFailCount=0",
-        "General\\Locale=en",
-        "",
-    ])
 
 
 @dataclass
@@ -132,9 +78,9 @@ class QbittorrentProcess:
         conf = self.profile_dir / "qBittorrent" / "config" / "qBittorrent.conf"
         conf.parent.mkdir(parents=True, exist_ok=True)
         self.data_root.mkdir(parents=True, exist_ok=True)
-        conf.write_text(_config_text(
-            torrent_port=self.torrent_port, webui_port=self.webui_port, data_root=self.data_root,
-            username=self.username, password_hash=qbt_password_hash(self.password),
+        conf.write_text(qbittorrent_conf(
+            torrent_port=self.torrent_port, webui_port=self.webui_port, save_path=self.data_root,
+            username=self.username, password_hash=qbt_password_hash(self.password), fast=True,
         ))
 
     def start(self) -> None:

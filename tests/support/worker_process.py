@@ -1,0 +1,158 @@
+"""`jellybit run` as a real child process, and a raw MQTT observer, for tests that kill things.
+
+The worker runs as `python -m jellybit.transports.cli --config FILE run` with an environment
+without pytest's variables, exactly as a user would start it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiomqtt
+import pytest
+
+from tests.support.services import free_port
+
+CLI = [sys.executable, "-m", "jellybit.transports.cli"]
+
+
+def process_env(**extra: str) -> dict[str, str]:
+    """The test's environment minus pytest's own variables (a worker must not know it is tested)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(extra)
+    return env
+
+
+def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = None,
+                  qbittorrent_url: str | None = None, database: Path | None = None) -> Path:
+    """A config file for one worker: private database and libraries; qBittorrent on a closed port
+    unless given (downloads then stay `queued`, which is all a transport test needs)."""
+    for name in ("downloads", "movies", "series"):
+        (directory / name).mkdir(parents=True, exist_ok=True)
+    base_topic = base_topic or f"jb-{uuid.uuid4().hex[:10]}"
+    qbittorrent_url = qbittorrent_url or f"http://127.0.0.1:{free_port()}"
+    path = directory / "jellybit.toml"
+    path.write_text(f"""
+[qbittorrent]
+url = "{qbittorrent_url}"
+
+[paths]
+downloads = "{directory / 'downloads'}"
+movies = "{directory / 'movies'}"
+series = "{directory / 'series'}"
+
+[storage]
+database = "{database or directory / 'jellybit.db'}"
+
+[mqtt]
+url = "{mqtt_url}"
+base_topic = "{base_topic}"
+client_id = "worker-{base_topic}"
+discovery = false
+
+[worker]
+poll_interval = 0.2
+retry_max_backoff = 1.0
+
+[log]
+level = "INFO"
+""", encoding="utf-8")
+    return path
+
+
+def run_cli(config: Path, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """Run one `jellybit --config FILE ...` command as a subprocess."""
+    return subprocess.run([*CLI, "--config", str(config), *args], capture_output=True, text=True,
+                          env=process_env(), stdin=subprocess.DEVNULL, timeout=timeout, check=False)
+
+
+class WorkerProcess:
+    """One `jellybit run` child process; its output goes to `log` (appended across restarts)."""
+
+    def __init__(self, config: Path, log: Path) -> None:
+        self.config = config
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Tell whether the process is running."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        """Start the worker (returns at once; wait for `online` on the bus)."""
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen([*CLI, "--config", str(self.config), "run"],
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env())
+
+    def signal(self, sig: int, timeout: float = 30.0) -> int:
+        """Send a signal and wait for the process to end; its return code."""
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+    def kill(self) -> int:
+        """SIGKILL, as a crash."""
+        return self.signal(signal.SIGKILL)
+
+    def close(self) -> None:
+        """Make sure nothing is left running."""
+        if self.alive:
+            assert self.proc is not None
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def output(self) -> str:
+        """What the worker logged so far."""
+        return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+
+
+def _broker(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return parts.hostname or "127.0.0.1", parts.port or 1883
+
+
+async def retained(url: str, topic: str, *, within: float = 0.5) -> bytes | None:
+    """The retained payload of a topic as a fresh subscriber sees it (None when nothing is retained)."""
+    host, port = _broker(url)
+    async with aiomqtt.Client(host, port, identifier=f"obs-{uuid.uuid4().hex[:8]}") as observer:
+        await observer.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(within):
+                async for message in observer.messages:
+                    if message.retain:
+                        return bytes(message.payload) if isinstance(message.payload, bytes) else b""
+        except TimeoutError:
+            return None
+    return None
+
+
+async def eventually_retained(url: str, topic: str, predicate: Any, *, within: float = 20.0) -> bytes:
+    """Poll a retained topic until `predicate(payload)` holds; fail the test at the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    last: bytes | None = None
+    while True:
+        try:
+            last = await retained(url, topic)
+        except aiomqtt.MqttError:
+            last = None                     # the broker is (re)starting
+        if last is not None and predicate(last):
+            return last
+        if loop.time() > deadline:
+            pytest.fail(f"{topic} never satisfied the condition within {within} s; last: {last!r}")
+        await asyncio.sleep(0.05)
+
+
+def as_json(payload: bytes) -> Any:
+    """Decode a JSON payload (an empty retained payload is None)."""
+    return json.loads(payload) if payload else None

@@ -1,0 +1,86 @@
+"""`jellybit healthcheck` as a subprocess: healthy with a worker, and each way it can be unhealthy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jellybit.adapters.store import Store
+from jellybit.config import load_config
+from tests.support.mosquitto import Broker
+from tests.support.services import free_port
+from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli, worker_config
+
+
+def checks(stdout: str) -> dict[str, tuple[bool, str]]:
+    report = json.loads(stdout)
+    return {c["name"]: (c["ok"], c["detail"]) for c in report["checks"]}
+
+
+@pytest.fixture
+def worker(tmp_path: Path, mosquitto: Broker) -> Iterator[WorkerProcess]:
+    process = WorkerProcess(worker_config(tmp_path, mqtt_url=mosquitto.url), tmp_path / "worker.log")
+    process.start()
+    yield process
+    process.close()
+
+
+async def test_healthy_against_a_running_worker(worker: WorkerProcess, mosquitto: Broker) -> None:
+    base = load_config(worker.config).mqtt.base_topic
+    await eventually_retained(mosquitto.url, f"{base}/availability", lambda p: p == b"online")
+
+    result = run_cli(worker.config, "healthcheck", "--json")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["healthy"] is True
+    assert checks(result.stdout) == {
+        "database": (True, f"{worker.config.parent / 'jellybit.db'}: quick_check ok"),
+        "broker": (True, mosquitto.url),
+        "worker availability": (True, "online"),
+        "worker answers": (True, "list answered ok"),
+    }
+
+
+async def test_unhealthy_without_a_worker(tmp_path: Path, mosquitto: Broker, store: Store) -> None:
+    # The `store` fixture's database is migrated and healthy; only the worker is missing.
+    config = worker_config(tmp_path / "cfg", mqtt_url=mosquitto.url, database=store.path)
+
+    result = run_cli(config, "healthcheck", "--timeout", "0.5")
+
+    assert result.returncode == 1
+    assert "ok    database:" in result.stdout
+    assert "ok    broker:" in result.stdout
+    assert "FAIL  worker availability: nothing retained" in result.stdout
+    assert "FAIL  worker answers: no answer from the Jellybit worker within 0.5 s" in result.stdout
+
+
+def test_unhealthy_with_a_missing_database(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "jellybit.db"
+    config = worker_config(tmp_path, mqtt_url=f"mqtt://127.0.0.1:{free_port()}", database=missing)
+
+    result = run_cli(config, "healthcheck", "--no-bus", "--json")
+
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["healthy"] is False
+    ok, detail = checks(result.stdout)["database"]
+    assert not ok
+    assert f"{missing} does not exist" in detail
+    assert not missing.exists()               # a health check never creates the database
+    assert not missing.parent.exists()
+
+
+def test_unhealthy_with_an_unreachable_broker(tmp_path: Path) -> None:
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    config = worker_config(tmp_path, mqtt_url=url)
+
+    result = run_cli(config, "healthcheck", "--no-database", "--json")
+
+    assert result.returncode == 1
+    ok, detail = checks(result.stdout)["broker"]
+    assert not ok
+    assert f"cannot reach the MQTT broker at {url}" in detail
+    assert set(checks(result.stdout)) == {"broker"}   # no worker checks without a broker
