@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jellybit.adapters.containment import resolve_target
+from jellybit.adapters.containment import FolderGate, resolve_target
 from jellybit.core.sanitize import sanitize_component
-from jellybit.errors import UnsafePath
+from jellybit.errors import AdapterError, UnsafePath
 
 
 def snapshot(top: Path) -> list[tuple[str, bool]]:
@@ -167,3 +167,106 @@ def test_nothing_accepted_ever_leaves_the_root(trap: tuple[Path, Path], relative
     for part in relative.split("/")[:-1]:
         probe = probe / part
         assert not probe.is_symlink()
+
+
+# ---------------------------------------------------------------------------- the per-batch folder gate
+
+
+def test_folder_gate_makes_missing_folders_0755_and_reports_them(media: Path) -> None:
+    root = media / "movies"
+    gate = FolderGate([media / "series", root], create=True)
+    old = os.umask(0o077)
+    try:
+        assert gate.root_of(str(root / "New (2020)" / "extras" / "x.mkv")) == root
+    finally:
+        os.umask(old)
+    made = [root / "New (2020)", root / "New (2020)" / "extras"]
+    assert [Path(p) for p in gate.created] == made
+    assert all(oct(p.stat().st_mode & 0o777) == "0o755" for p in made)
+    assert gate.root_of(root / "Film (2010)" / "Film (2010).mkv") == root      # existing: nothing made
+    assert len(gate.created) == 2
+
+
+def test_folder_gate_walks_each_folder_once(media: Path, monkeypatch) -> None:
+    root = media / "movies"
+    gate = FolderGate([root])
+    calls = []
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: calls.append(p) or real_lstat(p, *a, **k))
+    for n in range(50):
+        gate.root_of(f"{root}/Film (2010)/Film (2010).{n}.srt")
+    real = os.path.realpath(root)
+    below = [c for c in calls if str(c).startswith(f"{real}/")]
+    assert below == [f"{real}/Film (2010)"]       # one folder below the root: one lstat, for 50 targets
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_folder_gate_refuses_symlinked_or_file_parents_and_creates_nothing(media: Path, create: bool) -> None:
+    root = media / "movies"
+    (root / "Out").symlink_to(media / "outside", target_is_directory=True)
+    (root / "Film (2010)" / "alias").symlink_to(root / "Film (2010)", target_is_directory=True)
+    (root / "Gone").symlink_to(media / "nowhere")
+    before = snapshot(media)
+    gate = FolderGate([root], create=create)
+    for target in ("Out/x.mkv", "Out/new/x.mkv", "Film (2010)/alias/x.mkv", "Gone/x.mkv",
+                   "Film (2010)/Film (2010).mkv/x.srt"):
+        with pytest.raises(UnsafePath, match=r"symlink|not a directory"):
+            gate.root_of(f"{root}/{target}")
+    assert snapshot(media) == before
+    assert gate.created == []
+
+
+@pytest.mark.parametrize("target", [
+    "/etc/passwd", "{root}", "{root}/", "{root}/../outside/x.mkv", "{root}/a//b.mkv", "{root}/./x.mkv",
+    "{root}/a/..", "{root}x/y.mkv", "relative/x.mkv", "{root}/a\x00b/x.mkv",
+])
+def test_folder_gate_refuses_targets_that_are_not_plainly_inside_a_root(media: Path, target: str) -> None:
+    root = media / "movies"
+    before = snapshot(media)
+    with pytest.raises(UnsafePath):
+        FolderGate([root], create=True).root_of(target.format(root=root))
+    assert snapshot(media) == before
+
+
+def test_a_new_gate_sees_a_folder_swapped_for_a_symlink(media: Path) -> None:
+    root = media / "movies"
+    target = root / "Film (2010)" / "Film (2010).en.srt"
+    assert FolderGate([root], create=True).root_of(target) == root
+    (root / "Film (2010)").rename(media / "outside" / "moved")
+    (root / "Film (2010)").symlink_to(media / "outside" / "moved", target_is_directory=True)
+    with pytest.raises(UnsafePath, match="symlink"):
+        FolderGate([root], create=True).root_of(target)
+
+
+def test_folder_gate_checks_a_folder_that_appeared_while_it_made_it(media: Path, monkeypatch) -> None:
+    root = media / "movies"
+
+    def racing_mkdir(path, mode=0o777):
+        os.symlink(media / "outside", path)      # somebody else won the race, with a link
+        raise FileExistsError(17, "File exists", path)
+
+    monkeypatch.setattr(os, "mkdir", racing_mkdir)
+    with pytest.raises(UnsafePath, match="symlink"):
+        FolderGate([root], create=True).root_of(root / "Raced (2000)" / "x.mkv")
+    assert list((media / "outside").iterdir()) == []
+
+
+def test_folder_gate_reports_a_folder_it_cannot_make(media: Path, monkeypatch) -> None:
+    def full_disk(path, mode=0o777):
+        raise OSError(28, "No space left on device", path)
+
+    monkeypatch.setattr(os, "mkdir", full_disk)
+    with pytest.raises(AdapterError, match="No space left"):
+        FolderGate([media / "movies"], create=True).root_of(media / "movies" / "New" / "x.mkv")
+
+
+def test_folder_gate_without_create_accepts_missing_folders_and_a_linked_root(media: Path) -> None:
+    link = media / "movies-link"
+    link.symlink_to(media / "movies", target_is_directory=True)
+    before = snapshot(media)
+    gate = FolderGate([link])
+    assert gate.root_of(link / "Never (1999)" / "Season 01" / "x.mkv") == link
+    assert gate.created == []
+    assert snapshot(media) == before
+    with pytest.raises(UnsafePath, match="not reachable"):
+        FolderGate([media / "unmounted"]).root_of(media / "unmounted" / "x" / "y.mkv")

@@ -511,6 +511,92 @@ async def test_a_symlinked_title_folder_is_refused(engine, store, media, tmp_pat
     assert await store.batches_for_download(download.id) == []
 
 
+def _after_journaling(store, monkeypatch, action) -> None:
+    """Run `action` once the batch's rows are written, before the first link."""
+    real_open = store.open_batch
+
+    async def open_batch(*args, **kwargs):
+        opened = await real_open(*args, **kwargs)
+        action()
+        return opened
+
+    monkeypatch.setattr(store, "open_batch", open_batch)
+
+
+@pytest.mark.parametrize("existed", [True, False])
+async def test_a_folder_swapped_for_a_symlink_after_planning_is_refused(
+    engine, store, media, tmp_path, monkeypatch, existed
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    title = media.series / FOLDER
+    if existed:
+        (title / "Season 01").mkdir(parents=True)
+    download, recognition = await _season(store, media, "Fargo.S01")
+
+    def swap() -> None:
+        if existed:
+            (title / "Season 01").rmdir()
+            title.rmdir()
+        title.symlink_to(outside, target_is_directory=True)
+
+    _after_journaling(store, monkeypatch, swap)
+    result = await engine.apply(download, recognition)
+    assert result.outcome == "failed"
+    assert "symlink" in result.message
+    assert list(outside.iterdir()) == []
+    [batch] = await store.batches_for_download(download.id)
+    assert batch.status is BatchStatus.ROLLED_BACK
+    assert not [r for r in await store.links_for_batch(batch.id) if r.live]
+
+
+async def test_a_source_replaced_after_planning_is_not_linked(engine, store, media, monkeypatch):
+    download, recognition = await _season(store, media, "Fargo.S01")
+    source = media.downloads / "Fargo.S01" / "Fargo.S01.S01E02.mkv"
+    media.forget(source)
+
+    def recheck() -> None:          # a new file under the old name: a new inode
+        fresh = source.with_name("fresh.part")
+        fresh.write_bytes(b"rewritten by a recheck")
+        os.replace(fresh, source)
+
+    _after_journaling(store, monkeypatch, recheck)
+    result = await engine.apply(download, recognition)
+    assert result.outcome == "failed"
+    assert "replaced since it was planned" in result.message
+    assert media.library_files() == set()
+    assert source.read_bytes() == b"rewritten by a recheck"
+
+
+async def test_undo_refuses_targets_behind_a_folder_swapped_for_a_symlink(engine, store, media):
+    download, recognition = await _season(store, media, "Fargo.S01")
+    assert (await engine.apply(download, recognition)).outcome == "done"
+    season, moved = media.series / FOLDER / "Season 01", media.series / FOLDER / "Moved"
+    season.rename(moved)
+    season.symlink_to(moved, target_is_directory=True)      # inside the root, still never followed
+    undone = await engine.undo(download)
+    assert not undone.complete
+    assert len(undone.refused) == 3
+    assert all("symlink" in why for _, why in undone.refused)
+    assert len(list(moved.iterdir())) == 3
+
+
+async def test_new_folders_and_their_parents_are_made_durable_once(engine, store, media, monkeypatch):
+    synced: list[Path] = []
+    real_fsync_dir = fs.fsync_dir
+
+    def fsync_dir(path) -> None:
+        synced.append(Path(path).resolve())
+        real_fsync_dir(path)
+
+    monkeypatch.setattr(fs, "fsync_dir", fsync_dir)
+    download, recognition = await _season(store, media, "Fargo.S01", subtitles=True)
+    assert (await engine.apply(download, recognition)).linked == 6
+    folders = (media.series, media.series / FOLDER, media.series / FOLDER / "Season 01")
+    assert {p.resolve() for p in folders} <= set(synced)
+    assert len(synced) == len(set(synced))
+
+
 async def test_a_hostile_title_stays_inside_the_library(engine, store, media, tmp_path):
     download, recognition = await _season(store, media, "Evil", title="../../../etc/passwd",
                                           ids=("tvdb", "66"))
