@@ -19,9 +19,19 @@ from ui.pages import add, detail, downloads, status, titles
 log = logging.getLogger(__name__)
 
 
+CSS = """
+.q-timeline__title { font-size: 1rem; line-height: 1.4; margin-bottom: 0; }
+.q-timeline__subtitle { margin-bottom: 2px; }
+.q-timeline__content { padding-bottom: 14px; }
+.q-timeline--dense--right .q-timeline__entry { padding-left: 32px; }
+"""
+
+
 def build(config: Config) -> Live:
     """Register every page and the login, and start/stop the MQTT view with NiceGUI."""
     live = Live(config)
+    ui.add_css(CSS, shared=True)
+    ui.button.default_props("no-caps")
     login = auth.register(config.panel)
     downloads.register(live, login=login)
     detail.register(live, login=login)

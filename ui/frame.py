@@ -34,7 +34,7 @@ def banner(live: Live) -> None:
         box.set_visibility(not health.ok)
         if shown.get("level") != health.level or shown.get("message") != health.message:
             shown.update(level=health.level, message=health.message)
-            box.classes(replace=f"{BANNER_BASE} {BANNER_STYLES.get(health.level, '')}")
+            box.classes(remove=" ".join(BANNER_STYLES.values()), add=BANNER_STYLES.get(health.level, ""))
             icon.name = "hourglass_empty" if health.level == "connecting" else "cloud_off"
             text.set_text(health.message)
 

@@ -96,7 +96,7 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.should_see("MQTT broker: Connected")
     await user.should_see("qBittorrent: Connected")
     await user.should_see("LLM: Disabled")
-    await user.should_see("Metadata: TMDB: Connected")
+    await user.should_see("TMDB (metadata): Connected")
     await user.should_see("Jellyfin: Unreachable")
     await user.should_see("connection refused")
 

@@ -68,9 +68,13 @@ class DetailView:
             self.error = exc.message
             return
         recognition = self.data.get("recognition") or {}
-        chosen = next((c for c in recognition.get("candidates") or [] if c.get("chosen")), None)
-        if self.selected is None and chosen is not None:
-            self.selected = sections.candidate_key(chosen)
+        candidates = recognition.get("candidates") or []
+        chosen = next((c for c in candidates if c.get("chosen")), None)
+        keys = {sections.candidate_key(c) for c in candidates}
+        # A new recognition has new candidates: the old pick no longer exists; outside review the
+        # worker's choice is the one to show.
+        if self.selected not in keys or self.state != "review":
+            self.selected = sections.candidate_key(chosen) if chosen is not None else None
         self._seen = self._fingerprint()
 
     def _fingerprint(self) -> tuple[Any, ...]:
@@ -211,9 +215,9 @@ class DetailView:
                 ui.label("No hints yet. A hint is a sentence that helps recognition, "
                          "e.g. “this is the 2014 TV series”.").classes("text-sm opacity-70")
             if allowed("refine", state):
-                with ui.row().classes("w-full gap-2 items-end no-wrap"):
+                with ui.row().classes("w-full gap-2 items-end"):
                     ui.input("Add a hint").mark("hint").bind_value(self.form, "hint").classes("grow").props(
-                        "outlined dense maxlength=2000")
+                        "outlined dense maxlength=2000").style("min-width:12rem")
                     ui.button("Recognize again", icon="psychology",
                               on_click=lambda e: self.refine(e.sender)).props(
                         "aria-label='Add the hint and recognize again'").mark("refine")
@@ -366,7 +370,7 @@ def register(live: Live, *, login: bool) -> None:
                 not_found(f"There is no download {download_id}.")
                 return
             if added in ADDED:
-                ui.label(ADDED[added]).classes("w-full p-3 rounded bg-blue-1 text-blue-10").props(
+                ui.label(ADDED[added]).classes("w-full p-3 rounded bg-primary text-white").props(
                     "role=status data-testid=added-notice")
             view.outside = ui.element("div")
             view.render()

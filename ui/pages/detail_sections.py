@@ -70,7 +70,7 @@ def recognition(rec: dict[str, Any]) -> None:
                 ui.linear_progress(value=round(confidence, 3), show_value=False, size="10px",
                                    color=colour).props(
                     f"rounded aria-label=Confidence aria-valuenow={round(confidence * 100)}").classes("grow")
-                ui.label(fmt.percent(confidence)).classes("text-sm font-medium")
+                ui.label(fmt.percent(confidence)).classes("text-sm font-medium whitespace-nowrap")
         recommendation = rec.get("recommendation")
         if recommendation:
             ui.label(RECOMMENDATIONS.get(recommendation, recommendation)).classes("text-sm")
@@ -97,12 +97,11 @@ def candidates(items: list[dict[str, Any]], selected: str | None,
         if not items:
             ui.label("The metadata providers offered no candidates.").classes("text-sm opacity-70")
             return
-        with ui.element("div").classes("w-full grid gap-3").style(
-                "grid-template-columns: repeat(auto-fill, minmax(150px, 1fr))"):
+        with ui.row().classes("w-full gap-3 items-stretch"):
             for item in items:
                 key = candidate_key(item)
                 picked = key == selected
-                card = ui.card().classes("gap-1 p-2").props(
+                card = ui.card().classes("gap-1 p-2 w-36").props(
                     f"flat bordered data-candidate='{key}'")
                 if picked:
                     card.classes("ring-2 ring-primary")
@@ -110,7 +109,8 @@ def candidates(items: list[dict[str, Any]], selected: str | None,
                     name = fmt.title_line(item.get("title"), item.get("year"))
                     if item.get("poster_url"):
                         ui.image(item["poster_url"]).classes("w-full rounded").style(
-                            "aspect-ratio:2/3").props(f"alt='Poster of {_attr(name)}' fit=cover")
+                            "aspect-ratio:2/3").props(
+                            f"alt='Poster of {_attr(name)}' fit=cover no-transition")
                     else:
                         with ui.element("div").classes(
                                 "w-full rounded bg-grey-4 flex items-center justify-center").style(

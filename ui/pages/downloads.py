@@ -174,7 +174,7 @@ class History:
             for d in self.items:
                 with ui.link(target=f"/download/{d.id}").classes("w-full no-underline").style(
                         "color:inherit"), ui.row().classes(
-                        "w-full items-center gap-2 py-1 px-2 no-wrap rounded hover:bg-grey-2").props(
+                        "w-full items-center gap-2 py-1 px-2 no-wrap rounded hover:bg-gray-500/10").props(
                         f"data-history={d.id}"):
                     state_badge(d.state)
                     with ui.column().classes("gap-0 grow").style("min-width:0"):

@@ -29,7 +29,7 @@ def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
 def row(name: str, label: str, icon: str, colour: str, detail: str = "") -> None:
     """One line: icon, name, status in words, detail."""
     with ui.row().classes("w-full items-start gap-3 no-wrap py-1").props(f"data-system='{name}'"):
-        ui.icon(icon, color=colour).props(f"aria-label='{label}'")
+        ui.icon(icon, color=colour).classes("mt-1").props(f"aria-label='{label}'")
         with ui.column().classes("gap-0").style("min-width:0"):
             ui.label(f"{name}: {label}").classes("font-medium")
             if detail:
@@ -71,7 +71,7 @@ def register(live: Live, *, login: bool) -> None:
                         if info.metadata:
                             for provider, status in sorted(info.metadata.items()):
                                 label, icon, colour = system_words(status)
-                                row(f"Metadata: {fmt.provider_name(provider)}", label, icon, colour,
+                                row(f"{fmt.provider_name(provider)} (metadata)", label, icon, colour,
                                     _detail(status))
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey",

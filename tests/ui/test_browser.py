@@ -1,0 +1,237 @@
+"""The panel in a real headless Chromium against a real worker, qBittorrent, mosquitto and fake TMDB.
+
+One stack and one browser for the module (Playwright's sync API in module-scoped fixtures, as
+testing.md §4 advises). The tests run in file order and share the worker: the first one drives a
+torrent from upload to review, choice, apply, done and undo. Screenshots of every page, at desktop
+size and at 390 px, go to artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.support.fake_http import running
+from tests.support.fake_metadata import FakeTmdb, default_catalogue
+from tests.support.mosquitto import Broker
+from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent, wait_for
+from tests.support.services import require_binary
+from tests.ui.stack import ROOT, PosterServer, Stack
+
+SHOTS = ROOT / "artifacts" / "screenshots"
+# The dead proxy keeps everything but loopback (which Chromium never proxies) off the network,
+# without intercepting each request in Python (that doubled page load times).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 "--disable-dev-shm-usage", "--proxy-server=http://127.0.0.1:9"]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+TIMEOUT = 30_000  # ms; recognition and layout run in the real worker
+expect.set_options(timeout=TIMEOUT)
+
+# Every button a user can see, without a name a screen reader could say.
+UNLABELLED_BUTTONS = """() => Array.from(document.querySelectorAll('button, [role=button], a.q-btn'))
+  .filter(b => b.offsetParent !== null)
+  .filter(b => !((b.getAttribute('aria-label') || '').trim() || (b.innerText || '').trim()
+                 || (b.getAttribute('title') || '').trim()))
+  .map(b => b.outerHTML.slice(0, 160))"""
+
+
+@pytest.fixture(scope="module")
+def stack(mosquitto: Broker, qbittorrent_server: QbittorrentProcess) -> Iterator[Stack]:
+    """The worker and the panel as processes, over a temp media tree; stopped after the module."""
+    qbittorrent_server.start()
+    root = Path(tempfile.mkdtemp(prefix="jellybit-ui-"))
+    data = Path(tempfile.mkdtemp(prefix="ui-", dir=qbittorrent_server.data_root))
+    posters = PosterServer()
+    posters.start()
+    with running(FakeTmdb(default_catalogue())) as tmdb:
+        stack = Stack(root, broker_url=mosquitto.url, base_topic=f"jbui-{secrets.token_hex(4)}",
+                      qbittorrent=qbittorrent_server, data_dir=data, tmdb=tmdb, posters=posters)
+        try:
+            stack.start()
+            yield stack
+        finally:
+            stack.stop()
+            posters.stop()
+            qbittorrent_server.reset()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless (never `playwright install`)."""
+    chromium = require_binary("chromium")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+OUTSIDE: list[str] = []   # every request a page tried beyond loopback (must stay empty)
+
+
+def _watch(url: str) -> None:
+    if urlsplit(url).hostname not in ("127.0.0.1", "localhost"):
+        OUTSIDE.append(url)
+
+
+def new_page(browser: Browser, viewport: dict[str, int], scheme: str = "light") -> Page:
+    """A fresh context and page at this size and colour scheme."""
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)  # type: ignore[arg-type]
+    page = context.new_page()
+    page.on("request", lambda request: _watch(request.url))
+    page.set_default_timeout(TIMEOUT)
+    return page
+
+
+@pytest.fixture(scope="module")
+def page(browser: Browser) -> Iterator[Page]:
+    """A desktop-sized page, kept for the module (warm caches)."""
+    page = new_page(browser, DESKTOP)
+    yield page
+    page.context.close()
+    assert OUTSIDE == [], "the panel made the browser fetch something beyond loopback"
+
+
+@pytest.fixture(scope="module")
+def phone(browser: Browser) -> Iterator[Page]:
+    """A 390 px wide page (a phone), kept for the module."""
+    page = new_page(browser, PHONE)
+    yield page
+    page.context.close()
+
+
+def shoot(page: Page, name: str, settle: int = 250) -> None:
+    """Save a full-page screenshot for a human to look at."""
+    page.wait_for_timeout(settle)  # let Quasar finish its transitions
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def check_page(page: Page) -> None:
+    """Accessibility basics: every visible button has a name; nothing is wider than the viewport."""
+    assert page.evaluate(UNLABELLED_BUTTONS) == []
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def download_id(page: Page) -> str:
+    """The id in the current /download/<id> URL."""
+    match = re.search(r"/download/([0-9a-z]{26})", page.url)
+    assert match, page.url
+    return match.group(1)
+
+
+def upload_and_add(page: Page, stack: Stack, torrent: bytes, name: str, context: str) -> str:
+    """Use the add page: choose the .torrent file, write the context, submit; return the new id."""
+    path = stack.root / f"{name}.torrent"
+    path.write_bytes(torrent)
+    page.goto(f"{stack.url}/add")
+    page.locator("input[type=file]").set_input_files(str(path))
+    expect(page.get_by_text(f"Selected: {name}.torrent")).to_be_visible()
+    page.get_by_label("Context (optional)").fill(context)
+    page.get_by_role("button", name="Add", exact=True).click()
+    page.wait_for_url(re.compile(r"/download/[0-9a-z]{26}\?added=new"))
+    return download_id(page)
+
+
+def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: Page) -> None:
+    seeded = seeded_torrent(stack.data_dir, "The.Matrix.1080p.BluRay.x264",
+                            {"The.Matrix.1080p.BluRay.x264.mkv": 200_000})
+    wait_for(lambda: stack.worker.proc and stack.worker.proc.poll() is None)
+    ident = upload_and_add(page, stack, seeded.torrent, "matrix", "Матрица — вторая часть, не первая")
+    expect(page.get_by_test_id("added-notice")).to_have_text("Added: a new download was created.")
+    badge = page.locator("[data-section=Download] [data-state]")
+    expect(badge).to_have_text("Needs review")
+    recognition = page.locator("[data-section=Recognition]")
+    expect(recognition.get_by_text("is only 0.10 ahead of 'The Matrix Reloaded' (2003)")).to_be_visible()
+    expect(page.get_by_role("img", name="Poster of The Matrix Reloaded (2003)")).to_be_visible()
+    shoot(page, "detail-review-desktop")
+    phone.goto(f"{stack.url}/download/{ident}")
+    expect(phone.get_by_text("Needs review").first).to_be_visible()
+    check_page(phone)
+    shoot(phone, "detail-review-phone")
+
+    page.get_by_role("button", name="Choose The Matrix Reloaded (2003)").click()
+    expect(page.get_by_role("button", name="Choose The Matrix Reloaded (2003)")).to_have_attribute(
+        "aria-pressed", "true")
+    page.get_by_role("button", name="Apply").click()
+    expect(badge).to_have_text("Done")
+    folder = "The Matrix Reloaded (2003) [tmdbid-604]"
+    target = stack.movies / folder / f"{folder}.mkv"
+    wait_for(target.exists)
+    assert target.stat().st_ino == (seeded.content / "The.Matrix.1080p.BluRay.x264.mkv").stat().st_ino
+    expect(page.get_by_text(str(target)).first).to_be_visible()
+    shoot(page, "detail-done-desktop")
+
+    page.get_by_role("button", name="Undo").click()
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog.get_by_text("These 1 file(s) will be removed from the library:")).to_be_visible()
+    expect(dialog.get_by_text(str(target))).to_be_visible()
+    shoot(page, "undo-confirm-desktop")
+    dialog.get_by_role("button", name="Undo").click()
+    expect(badge).to_have_text("Undone")
+    wait_for(lambda: not target.exists())
+    assert (seeded.content / "The.Matrix.1080p.BluRay.x264.mkv").exists()  # the source is untouched
+    page.goto(stack.url)
+    expect(page.locator(f"[data-download='{ident}']")).to_contain_text("Undone")
+
+
+def test_an_error_response_is_shown(stack: Stack, page: Page) -> None:
+    page.goto(f"{stack.url}/add")
+    page.get_by_label("Magnet link, URL or infohash").fill("magnet:?xt=urn:btih:not-a-hash")
+    page.get_by_role("button", name="Add", exact=True).click()
+    alert = page.locator(".q-notification").filter(has_text="magnet")
+    expect(alert).to_be_visible()
+    assert "/add" in page.url
+    shoot(page, "add-error-desktop", settle=700)  # the notification slides in
+
+
+def test_every_page_at_desktop_and_phone_width(stack: Stack, browser: Browser, page: Page,
+                                               phone: Page) -> None:
+    seeded = seeded_torrent(stack.data_dir, "Метод.2015.S01E01.1080p.WEB-DL",
+                            {"Метод.2015.S01E01.1080p.WEB-DL.mkv": 150_000})
+    ident = upload_and_add(page, stack, seeded.torrent, "metod", "Метод, первая серия")
+    expect(page.locator("[data-section=Download] [data-state]")).to_have_text(re.compile("Done|Needs review"))
+    for path, name in (("/", "downloads"), ("/add", "add"), ("/titles", "titles"), ("/status", "status"),
+                       (f"/download/{ident}", "detail"), ("/download/nope", "not-found")):
+        for view, size in ((page, "desktop"), (phone, "phone")):
+            response = view.goto(f"{stack.url}{path}")
+            assert response is not None
+            assert response.status == (404 if name == "not-found" else 200)
+            expect(view.locator("header")).to_be_visible()
+            if name == "status":
+                expect(view.get_by_text("Worker: Online")).to_be_visible()
+            if name == "titles":
+                expect(view.get_by_role("button", name="Reload")).to_be_enabled()
+            shoot(view, f"{name}-{size}")
+            check_page(view)
+    dark = new_page(browser, DESKTOP, "dark")  # dark mode follows the system
+    try:
+        for path, name in ((f"/download/{ident}", "detail"), ("/", "downloads")):
+            dark.goto(f"{stack.url}{path}")
+            expect(dark.locator("body.body--dark")).to_have_count(1)
+            shoot(dark, f"{name}-dark")
+    finally:
+        dark.context.close()
+
+
+def test_the_worker_going_offline_is_shown(stack: Stack, page: Page) -> None:
+    page.goto(stack.url)
+    banner = page.get_by_test_id("offline-banner")
+    expect(banner).to_be_hidden()
+    stack.worker.stop(kill=True)  # no clean goodbye: the broker sends its Last Will
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("The Jellybit worker is offline")
+    shoot(page, "worker-offline-desktop")
+    stack.worker.start()
+    expect(banner).to_be_hidden()
