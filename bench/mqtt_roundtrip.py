@@ -7,7 +7,7 @@ temp dir gets `--downloads` downloads through the real ingest (`Commands.add`); 
 (with Home Assistant discovery) publishes them all, retained, and serves requests. The worker's poll
 loop is not running (there is no qBittorrent), so only the transport and the commands are timed.
 
-Measured, sequentially, `--requests` times each, QoS 1 and MQTT 5 everywhere:
+Measured, sequentially and interleaved, `--requests` times each, QoS 1 and MQTT 5 everywhere:
 - `get` of a random download and `list` (first page, 50 items) through `jellybit.client.JellybitClient`;
 - echo: one aiomqtt client publishes, a second one republishes to a reply topic, the first awaits it.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import shutil
 import socket
@@ -23,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 
@@ -88,26 +91,21 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return pick(0.50), pick(0.99)
 
 
-async def time_requests(client: JellybitClient, command: Command, payloads: list[dict], warmup: int
-                        ) -> list[float]:
-    """Seconds per sequential request→response; every response must be ok."""
-    samples: list[float] = []
-    for n, payload in enumerate(payloads):
-        started = time.perf_counter()
-        response = await client.request(command, payload)
-        elapsed = time.perf_counter() - started
-        if response.status != "ok":
-            sys.exit(f"{command} failed: {response.error}")
-        if n >= warmup:
-            samples.append(elapsed)
-    return samples
+async def timed_request(client: JellybitClient, command: Command, payload: dict[str, Any]) -> float:
+    """Seconds for one request→response; the response must be ok."""
+    started = time.perf_counter()
+    response = await client.request(command, payload)
+    elapsed = time.perf_counter() - started
+    if response.status != "ok":
+        sys.exit(f"{command} failed: {response.error}")
+    return elapsed
 
 
-async def time_echo(port: int, count: int, warmup: int) -> list[float]:
-    """Seconds per bare publish→echo round trip between two aiomqtt clients (QoS 1, v5, NODELAY)."""
-    options = {"hostname": "127.0.0.1", "port": port, "protocol": aiomqtt.ProtocolVersion.V5,
-               "socket_options": NODELAY}
-    samples: list[float] = []
+@contextlib.asynccontextmanager
+async def echo_pair(port: int) -> AsyncIterator[Callable[[], Awaitable[float]]]:
+    """Two aiomqtt clients (QoS 1, v5, NODELAY) and a function timing one bare publish→echo round trip."""
+    options: dict[str, Any] = {"hostname": "127.0.0.1", "port": port,
+                               "protocol": aiomqtt.ProtocolVersion.V5, "socket_options": NODELAY}
     async with aiomqtt.Client(identifier="bench-echo", **options) as echo, \
             aiomqtt.Client(identifier="bench-ping", **options) as ping:
         await echo.subscribe("bench/echo/request", qos=1)
@@ -119,17 +117,18 @@ async def time_echo(port: int, count: int, warmup: int) -> list[float]:
 
         server = asyncio.create_task(serve())
         replies = aiter(ping.messages)
+
+        async def once() -> float:
+            started = time.perf_counter()
+            await ping.publish("bench/echo/request", b'{"id":"x"}', qos=1)
+            await anext(replies)
+            return time.perf_counter() - started
+
         try:
-            for n in range(count + warmup):
-                started = time.perf_counter()
-                await ping.publish("bench/echo/request", b'{"id":"x"}', qos=1)
-                await anext(replies)
-                if n >= warmup:
-                    samples.append(time.perf_counter() - started)
+            yield once
         finally:
             server.cancel()
             await asyncio.gather(server, return_exceptions=True)
-    return samples
 
 
 async def main(downloads: int, requests: int) -> None:
@@ -168,11 +167,16 @@ async def main(downloads: int, requests: int) -> None:
             await asyncio.wait_for(bridge.connected.wait(), 60)
             connect = time.perf_counter() - started
 
-            async with JellybitClient(mqtt, name="bench") as api:
-                targets = [{"id": rng.choice(ids)} for _ in range(requests + warmup)]
-                gets = await time_requests(api, Command.GET, targets, warmup)
-                lists = await time_requests(api, Command.LIST, [{}] * (requests + warmup), warmup)
-            echo = await time_echo(port, requests, warmup)
+            # Interleaved (get, list, echo, get, ...) so all three see the same machine load.
+            samples: dict[str, list[float]] = {"get": [], "list": [], "echo": []}
+            async with JellybitClient(mqtt, name="bench") as api, echo_pair(port) as echo_once:
+                for n in range(requests + warmup):
+                    round_trips = {"get": await timed_request(api, Command.GET, {"id": rng.choice(ids)}),
+                                   "list": await timed_request(api, Command.LIST, {}),
+                                   "echo": await echo_once()}
+                    if n >= warmup:
+                        for key, seconds in round_trips.items():
+                            samples[key].append(seconds)
         finally:
             if bridge_task is not None:
                 await bridge.stop()
@@ -183,13 +187,14 @@ async def main(downloads: int, requests: int) -> None:
             broker.terminate()
             broker.wait(5)
 
+    gets, lists, echo = samples["get"], samples["list"], samples["echo"]
     echo50 = percentiles(echo)[0]
     print(f"downloads tracked: {downloads} (ingested in {ingest:.2f} s; bridge connected and published "
           f"all retained state in {connect:.2f} s)")
     print(f"{'round trip':<28}{'p50 ms':>9}{'p99 ms':>9}{'p50 / echo p50':>16}")
-    for label, samples in ((f"get (n={len(gets)})", gets), (f"list, 50 items (n={len(lists)})", lists),
-                           (f"bare echo (n={len(echo)})", echo)):
-        p50, p99 = percentiles(samples)
+    for label, series in ((f"get (n={len(gets)})", gets), (f"list, 50 items (n={len(lists)})", lists),
+                          (f"bare echo (n={len(echo)})", echo)):
+        p50, p99 = percentiles(series)
         print(f"{label:<28}{p50:>9.2f}{p99:>9.2f}{p50 / echo50:>15.1f}x")
     get50 = percentiles(gets)[0]
     verdict = "meets" if get50 <= 3 * echo50 else "misses"
