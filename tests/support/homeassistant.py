@@ -3,8 +3,9 @@
 The recipe is docs testing.md §5: HA 2025.4.4 in its own venv on Python 3.13 (built by
 `scripts/ha-venv` into a cache folder outside the repo and reused), a minimal configuration.yaml
 (no default_config; the location is set so HA never looks it up), a user made with
-`hass --script auth`, a token from the REST login flow, and an MQTT config entry pre-seeded
-before the first start. `--skip-pip` keeps HA from installing anything at runtime.
+`hass --script auth`, a token from the REST login flow, and, pre-seeded before the first start,
+an MQTT config entry and a network config with only `lo` enabled. `--skip-pip` keeps HA from
+installing anything at runtime; a start that falls into recovery mode fails at once.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import httpx
 import pytest
@@ -37,7 +38,7 @@ USERNAME = "admin"
 T = TypeVar("T")
 
 
-def _unavailable(message: str) -> None:
+def _unavailable(message: str) -> NoReturn:
     if in_ci():
         pytest.fail(message)
     pytest.skip(message)
@@ -50,7 +51,6 @@ def ha_venv() -> Path:
                               timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         _unavailable(f"installing Home Assistant {HA_VERSION} took over {INSTALL_TIMEOUT:g} s")
-        raise  # unreachable: skip/fail raise
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
         _unavailable(f"no Home Assistant {HA_VERSION} venv (bash .ci/run installs it): {tail}")
@@ -58,8 +58,9 @@ def ha_venv() -> Path:
 
 
 def _configuration(port: int) -> str:
-    # The location, unit system and country are set so HA detects nothing over the network;
-    # without default_config only http, api, config, logger and the MQTT entry load.
+    # The location, unit system and country are set so HA detects nothing over the network. Without
+    # default_config HA 2025.4 still sets up its built-in defaults (frontend, backup, analytics - which
+    # sends nothing without onboarding -, network, person, ...), but no discovery integration.
     return (
         "homeassistant:\n"
         "  name: Jellybit test\n"
