@@ -1,0 +1,252 @@
+"""`scripts/run-local` end to end: the whole stack starts, answers, stops on Ctrl-C, starts again
+with the same config, and recovers from a crash that left stale pid files and orphans behind."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jellybit.client import JellybitClient
+from jellybit.config import load_config
+from jellybit.devstack import StackPaths, panel_available
+from jellybit.protocol import Command
+from tests.support.qbittorrent import magnet
+from tests.support.services import free_port, require_binary
+from tests.support.worker_process import process_env, run_cli
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "run-local"
+READY = "Jellybit is running."
+START_TIMEOUT = 120.0
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (an orphan's zombie may wait for a reaper that never comes)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _address(hex_address: str, v6: bool) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    host, port = hex_address.split(":")
+    raw = bytes.fromhex(host)
+    if v6:   # four little-endian 32-bit words
+        return ipaddress.IPv6Address(b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))), int(port, 16)
+    return ipaddress.IPv4Address(raw[::-1]), int(port, 16)
+
+
+def local_addresses(pid: int) -> list[tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address, int]]:
+    """(protocol, address, port) of every TCP/UDP socket the process holds, from /proc."""
+    table: dict[int, tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address, int]] = {}
+    for name in ("tcp", "tcp6", "udp", "udp6"):
+        for line in Path(f"/proc/net/{name}").read_text().splitlines()[1:]:
+            fields = line.split()
+            table[int(fields[9])] = (name, *_address(fields[1], name.endswith("6")))
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        match = re.fullmatch(r"socket:\[(\d+)\]", target)
+        if match and int(match[1]) in table:
+            found.append(table[int(match[1])])
+    return found
+
+
+def loopback_only(pid: int) -> list[str]:
+    """The sockets of a process bound beyond loopback (empty = fine)."""
+    bad = []
+    for proto, address, port in local_addresses(pid):
+        mapped = getattr(address, "ipv4_mapped", None)
+        if address.is_loopback or (mapped is not None and mapped.is_loopback):
+            continue
+        if address.is_unspecified and port == 0:      # created, not bound yet
+            continue
+        bad.append(f"{proto} {address}:{port}")
+    return bad
+
+
+class LocalStack:
+    """Runs the script against a folder in tmp_path, with free ports and a HOME/TMPDIR/cwd of its own
+    that must stay empty (the stack writes only inside its folder)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.paths = StackPaths(tmp_path / "local")
+        self.outside = {name: tmp_path / "outside" / name for name in ("home", "tmp", "cwd")}
+        for folder in self.outside.values():
+            folder.mkdir(parents=True)
+        self.env = process_env(
+            JELLYBIT_LOCAL_DIR=str(self.paths.root),
+            JELLYBIT_LOCAL_MQTT_PORT=str(free_port()),
+            JELLYBIT_LOCAL_QBITTORRENT_PORT=str(free_port()),
+            JELLYBIT_LOCAL_TORRENT_PORT=str(free_port()),
+            JELLYBIT_LOCAL_PANEL_PORT=str(free_port()),
+            JELLYBIT_LOCAL_VENV=sys.prefix,
+            HOME=str(self.outside["home"]),
+            TMPDIR=str(self.outside["tmp"]),
+            PATH=os.environ.get("PATH", "") + ":/usr/sbin",
+        )
+        self.runs = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def output_file(self) -> Path:
+        return self.tmp / f"run-{self.runs}.out"
+
+    def output(self) -> str:
+        return self.output_file.read_text(errors="replace")
+
+    def start(self) -> subprocess.Popen[bytes]:
+        """Start the script in its own session, as a terminal would (it leads its process group)."""
+        self.runs += 1
+        with self.output_file.open("wb") as out:
+            self.proc = subprocess.Popen([str(SCRIPT)], env=self.env, cwd=self.outside["cwd"],
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        return self.proc
+
+    def wait_ready(self) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + START_TIMEOUT
+        while READY not in self.output():
+            if self.proc.poll() is not None:
+                pytest.fail(f"run-local exited with {self.proc.returncode}:\n{self.output()}{self.logs()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"run-local not ready within {START_TIMEOUT} s:\n{self.output()}{self.logs()}")
+            time.sleep(0.1)
+
+    def logs(self) -> str:
+        return "".join(f"\n--- {log.name}\n{log.read_text(errors='replace')[-3000:]}"
+                       for log in sorted(self.paths.logs.glob("*.log")))
+
+    def services(self) -> dict[str, int]:
+        """The running services, from the pid files."""
+        return {f.stem: int(f.read_text()) for f in sorted(self.paths.run.glob("*.pid"))}
+
+    def interrupt(self) -> int:
+        """Ctrl-C: SIGINT to the script; its exit code."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(60)
+
+
+def wait_until(predicate: object, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        time.sleep(0.05)
+
+
+def request(config: Path, command: Command, payload: dict[str, object]) -> dict[str, object]:
+    """One command over the stack's broker, answered `ok`; its data."""
+    async def send() -> dict[str, object]:
+        async with JellybitClient(load_config(config).mqtt, name="test") as client:
+            response = await client.request(command, payload)
+        assert response.status == "ok", response.error
+        return response.data
+
+    return asyncio.run(send())
+
+
+@pytest.mark.timeout(420)
+def test_run_local_twice_in_a_row_and_after_a_crash(tmp_path: Path) -> None:
+    for binary in ("mosquitto", "qbittorrent-nox", "flock", "setsid"):
+        if binary != "mosquitto" or not Path("/usr/sbin/mosquitto").exists():
+            require_binary(binary)
+    stack = LocalStack(tmp_path)
+    expected = {"mosquitto", "qbittorrent", "worker"} | ({"panel"} if panel_available() else set())
+    config = stack.paths.config
+
+    # ---- first run: everything is created, healthy, on loopback only
+    stack.start()
+    stack.wait_ready()
+    services = stack.services()
+    assert set(services) == expected
+    assert all(parent_of(pid) == stack.proc.pid for pid in services.values())  # type: ignore[union-attr]
+    for name, pid in services.items():
+        assert loopback_only(pid) == [], name
+    loaded = load_config(config)
+    password = loaded.qbittorrent.password.get_secret_value()  # type: ignore[union-attr]
+    assert f"password {password}" in stack.output()
+    assert str(stack.paths.media / "movies") in stack.output()
+    assert config.stat().st_mode & 0o777 == 0o600
+
+    health = run_cli(config, "healthcheck")
+    assert health.returncode == 0, health.stdout + health.stderr
+    assert health.stdout.count("ok  ") == 4
+
+    second = subprocess.run([str(SCRIPT)], env=stack.env, cwd=stack.outside["cwd"], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert second.returncode == 1
+    assert "already running" in second.stderr
+
+    added = run_cli(config, "add", magnet(name="Local.Stack.Test"), "--context", "a test")
+    assert added.returncode == 0, added.stderr
+    download_id = added.stdout.split()[0]
+    # The worker logs in to the stack's qBittorrent with the generated password and hands it over.
+    def state() -> object:
+        return request(config, Command.GET, {"id": download_id})["download"]["state"]  # type: ignore[index]
+
+    wait_until(lambda: state() == "downloading")
+
+    assert stack.interrupt() == 0
+    assert not [name for name, pid in services.items() if alive(pid)]
+    assert stack.services() == {}
+    assert "stopped" in stack.output()
+
+    # ---- second run: the same config (and password) and the same database
+    text = config.read_text()
+    stack.start()
+    stack.wait_ready()
+    assert config.read_text() == text
+    listed = request(config, Command.LIST, {})
+    assert [item["id"] for item in listed["items"]] == [download_id]  # type: ignore[index]
+
+    # ---- a crash: the script dies with SIGKILL, then two services; the others are left as orphans
+    services = stack.services()
+    stack.proc.kill()  # type: ignore[union-attr]
+    stack.proc.wait(10)  # type: ignore[union-attr]
+    for name in ("worker", "qbittorrent"):
+        os.kill(services[name], signal.SIGKILL)
+    wait_until(lambda: not alive(services["worker"]) and not alive(services["qbittorrent"]))
+    orphans = {name: pid for name, pid in services.items() if name not in ("worker", "qbittorrent")}
+    assert all(alive(pid) for pid in orphans.values())
+
+    # ---- third run: stale pid files and orphans are cleaned up, and everything comes back
+    stack.start()
+    stack.wait_ready()
+    for name, pid in orphans.items():
+        assert f"stopped {name} (pid {pid}) left over from an earlier run" in stack.output()
+        assert not alive(pid)
+    services = stack.services()
+    assert set(services) == expected
+    listed = request(config, Command.LIST, {})
+    assert [item["id"] for item in listed["items"]] == [download_id]  # type: ignore[index]
+
+    # ---- a service dies while the script runs: it stops the others and exits with an error
+    os.kill(services["worker"], signal.SIGKILL)
+    assert stack.proc.wait(60) == 1  # type: ignore[union-attr]
+    assert "worker exited" in stack.output()
+    assert not [name for name, pid in services.items() if alive(pid)]
+    assert stack.services() == {}
+
+    # Nothing was written outside the stack's folder.
+    assert {name: sorted(p.name for p in folder.iterdir()) for name, folder in stack.outside.items()} == {
+        name: [] for name in stack.outside}
