@@ -115,7 +115,9 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def list_(r: Request) -> Any:
         assert isinstance(r, ListRequest)
         page = await commands.list(states=r.states, text=r.text, limit=r.limit, offset=r.offset)
-        return {"items": [await dl(d) for d in page.items], "total": page.total,
+        recognitions = await commands.store.current_recognitions(d.id for d in page.items)
+        items = [download_payload(d, recognitions.get(d.id)).model_dump(mode="json") for d in page.items]
+        return {"items": items, "total": page.total,
                 "limit": page.limit, "offset": page.offset}
 
     async def titles(r: Request) -> Any:

@@ -100,3 +100,16 @@ async def test_unknown_downloads_are_not_found_and_nothing_is_written(store: Sto
     with sqlite3.connect(store.path) as conn:
         for table in ("recognition", "hint", "override"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)
+
+
+async def test_current_recognitions_of_many_downloads_in_one_call(store: Store) -> None:
+    ids = [await download(store, n) for n in ("a", "b", "c")]
+    await store.save_recognition(ids[0], draft("Old"))
+    await store.save_recognition(ids[0], draft("New"))
+    await store.save_recognition(ids[1], draft("Other"))
+    found = await store.current_recognitions([*ids, UNKNOWN])
+    assert set(found) == {ids[0], ids[1]}
+    assert found[ids[0]].title == "New"
+    assert found[ids[1]].title == "Other"
+    assert found[ids[0]].candidates == ()
+    assert await store.current_recognitions([]) == {}
