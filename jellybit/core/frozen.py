@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -42,7 +42,7 @@ def _plain_fields(cls: type) -> tuple[tuple[str, ...], frozenset[str]] | None:
 def evolve(obj: T, **changes: Any) -> T:
     """Return a copy of a frozen dataclass instance with some fields changed (like dataclasses.replace)."""
     cls = type(obj)
-    plain = _plain_fields(cls)
+    plain = _PLAIN[cls] if cls in _PLAIN else _plain_fields(cls)
     if plain is None:
         return dataclasses.replace(obj, **changes)                    # type: ignore[type-var]
     if not changes.keys() <= plain[1]:
@@ -54,15 +54,14 @@ def evolve(obj: T, **changes: Any) -> T:
     return new
 
 
-def build(cls: type[T], values: Iterable[Any]) -> T:
+def build(cls: type[T], values: Sequence[Any]) -> T:
     """Build a frozen dataclass instance from every field's value, in field order (like cls(*values))."""
-    plain = _plain_fields(cls)
+    plain = _PLAIN[cls] if cls in _PLAIN else _plain_fields(cls)
     if plain is None:
         return cls(*values)
     names = plain[0]
-    values = tuple(values)
     if len(values) != len(names):
         raise TypeError(f"{cls.__name__} takes {len(names)} values, got {len(values)}")
     new = object.__new__(cls)
-    new.__dict__.update(zip(names, values, strict=True))
+    new.__dict__.update(zip(names, values, strict=False))       # lengths checked above
     return new

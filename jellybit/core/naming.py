@@ -230,7 +230,8 @@ class _Layout:
         season = item.season
         if season is not None and season < 0:
             return "negative season number"
-        if any(e < 0 for e in (*item.episodes, *item.absolute_episodes)):
+        episodes, absolute = item.episodes, item.absolute_episodes
+        if (episodes and min(episodes) < 0) or (absolute and min(absolute) < 0):
             return "negative episode number"
         if item.episodes:
             if season is None:
@@ -359,6 +360,8 @@ class _Layout:
 
 
 def _gap_note(episodes: tuple[int, ...]) -> str | None:
+    if len(episodes) == 1:
+        return None
     eps = sorted(set(episodes))
     if len(eps) > 1 and eps[-1] - eps[0] + 1 != len(eps):
         return f"episodes {eps} are not contiguous; named as a range"

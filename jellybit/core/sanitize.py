@@ -105,11 +105,13 @@ def sanitize_component(text: str, *, fallback: str = "_") -> str:
 
 def _clean_ascii(text: str, max_bytes: int) -> bool:
     """Tell, without a pass, that text is printable ASCII which _once would return unchanged."""
-    return (
-        text.isascii() and text.isprintable() and len(text) <= max_bytes
-        and _ASCII_DIRTY.search(text) is None
-        and text.partition(".")[0].rstrip(" ").upper() not in _RESERVED
-    )
+    if not (text.isascii() and text.isprintable() and len(text) <= max_bytes) or _ASCII_DIRTY.search(text):
+        return False
+    # Device names are at most 7 characters; a longer head could only hide one behind a run of
+    # spaces, which the pattern above already refused.
+    dot = text.find(".")
+    head = text if dot < 0 else text[:dot]
+    return len(head) > 8 or head.rstrip(" ").upper() not in _RESERVED
 
 
 def _settle(text: str, max_bytes: int) -> str:
@@ -147,6 +149,8 @@ def sanitize_filename(stem: str, ext: str = "", *, fallback: str = "_") -> str:
 
 def is_sanitized(component: str) -> bool:
     """Tell whether a component is already exactly what sanitize_component makes of it."""
+    if component and _clean_ascii(component, MAX_COMPONENT_BYTES):
+        return True         # what _settle would see first: unchanged by a pass, so its own fixed point
     return bool(component) and sanitize_component(component) == component
 
 

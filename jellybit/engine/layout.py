@@ -43,7 +43,7 @@ from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-CHUNK = 256          # rows finished per journal transaction
+CHUNK = 2048         # rows finished per journal transaction (one fsync per folder per chunk)
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
 _KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).

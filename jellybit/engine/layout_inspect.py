@@ -23,6 +23,7 @@ from jellybit.errors import JellybitError, UnsafePath
 LAID_ROLES = frozenset({Role.VIDEO, Role.SUBTITLE, Role.AUDIO, Role.EXTRA})
 VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
 PLANNED, EXISTS, COLLISION, SKIPPED = "planned", "exists", "collision", "skipped"
+_NOT_PLAIN = frozenset({"", ".", ".."})    # components a plain relative path never has
 _MAX_LISTED = 20
 
 
@@ -41,6 +42,8 @@ class Sources:
         for base in (save, content, content.parent if content else None):
             if base is not None and str(base) not in self.bases:
                 self.bases.append(str(base))
+        # os.path.join(base, source) for a relative source, without the call per file.
+        self._prefixes = [b if b.endswith("/") else b + "/" for b in self.bases]
         self.download_id = download.id
         self.downloads = paths.downloads
         self.guard = fs.Roots([paths.downloads])
@@ -59,15 +62,14 @@ class Sources:
         return chosen, fs.SourceStat(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _find(self, source: str) -> tuple[str, os.stat_result | None]:
-        parts = source.split("/")
-        if not source or "\0" in source or source.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        if not source or "\0" in source or source[0] == "/" or not _NOT_PLAIN.isdisjoint(source.split("/")):
             raise UnsafePath(f"source path {source!r} is not a plain path inside the torrent")
         if not self.bases:
             raise fs.SourceMissing(f"download {self.download_id} has no save path yet")
         # qBittorrent's file names are relative to save_path; a plan may also be relative to content_path.
         chosen, st = "", None
-        for base in self.bases:
-            candidate = os.path.join(base, source)
+        for prefix in self._prefixes:
+            candidate = prefix + source
             try:
                 st = os.lstat(candidate)
             except OSError:

@@ -79,7 +79,7 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
         if outcome.warning:
             result.warnings.append(outcome.warning)
         if status is LinkStatus.LINKED:
-            touched[os.path.dirname(dst)] = None
+            touched[dst.rpartition("/")[0]] = None     # the gate proved dst absolute and normalized
         if debug:
             log.debug("laid", extra={"download_id": row.download_id, "dst": dst, "status": status})
     for made in gate.created:

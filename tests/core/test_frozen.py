@@ -42,7 +42,7 @@ def test_evolve_keeps_the_copy_frozen_and_refuses_unknown_fields():
 def test_build_is_the_constructor():
     values = ("id", "d", "b", "/s", "/t", "video", LinkStatus.PENDING, 5, 1, 2, 3, None, None, "t0", "t1")
     assert build(FileLink, values) == FileLink(*values)
-    assert build(FileLink, iter(values)).status is LinkStatus.PENDING
+    assert build(FileLink, list(values)).status is LinkStatus.PENDING
     with pytest.raises(TypeError, match="15 values"):
         build(FileLink, values[:-1])
 
