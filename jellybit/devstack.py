@@ -184,8 +184,8 @@ class StackPaths:
 
 
 def _toml(value: str) -> str:
-    # JSON string escapes are valid TOML basic-string escapes.
-    return json.dumps(value, ensure_ascii=False)
+    # JSON string escapes are valid TOML basic-string escapes; TOML also wants DEL escaped.
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def config_text(paths: StackPaths, ports: Mapping[str, int], password: str) -> str:
