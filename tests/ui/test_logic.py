@@ -1,0 +1,95 @@
+"""The panel's pure helpers: formatting, filters, action rules, login redirects, add payloads."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jellybit.core.states import ACTIVE_STATES, State, can_transition
+from jellybit.engine.commands import RETRYABLE, UNDOABLE
+from tests.ui.responder import download
+from ui import format as fmt
+from ui.actions import ALLOWED, allowed
+from ui.auth import safe_target
+from ui.pages.add import add_payload
+from ui.pages.detail import valid_id
+from ui.pages.downloads import matches, split
+from ui.pages.titles import coverage
+
+
+def parse_ranges(text: str) -> list[int]:
+    out: list[int] = []
+    for part in filter(None, text.split(", ")):
+        first, _, last = part.partition("–")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
+
+
+@given(st.sets(st.integers(min_value=0, max_value=300)))
+def test_ranges_round_trip(numbers: set[int]) -> None:
+    assert parse_ranges(fmt.ranges(numbers)) == sorted(numbers)
+
+
+def test_ranges_and_coverage_in_words() -> None:
+    assert fmt.ranges([5, 1, 2, 3, 8, 7]) == "1–3, 5, 7–8"
+    assert coverage({"2": [1, 3], "0": [1], "1": list(range(1, 11))}) == [
+        "Specials: episode 1 (1)", "Season 1: episodes 1–10 (10)", "Season 2: episodes 1, 3 (2)"]
+
+
+def test_sizes_speeds_durations_and_times() -> None:
+    assert fmt.size(None) == "—"
+    assert fmt.size(999) == "999 B"
+    assert fmt.size(21_474_836_480) == "21.5 GB"
+    assert fmt.speed(5_242_880) == "5.2 MB/s"
+    assert fmt.duration(310) == "5 min"
+    assert fmt.duration(3900) == "1 h 05 min"
+    assert fmt.duration(8640000) == "—"  # qBittorrent's "infinite" ETA
+    now = datetime(2026, 1, 2, 4, 4, 5, tzinfo=UTC)
+    assert fmt.ago("2026-01-02T03:04:05.000000Z", now) == "1 h ago"
+    assert fmt.ago("not a time", now) == "—"
+    assert fmt.episode_code(1, [2, 3]) == "S01E02-E03"
+    assert fmt.title_line("Метод", 2015, "series") == "Метод (2015) · series"
+
+
+def test_action_rules_match_the_state_machine() -> None:
+    assert ALLOWED["undo"] == {s.value for s in UNDOABLE}
+    assert ALLOWED["retry"] == {s.value for s in RETRYABLE}
+    assert ALLOWED["cancel"] == {s.value for s in ACTIVE_STATES}
+    targets = (("apply", State.APPLYING), ("reject", State.CANCELLED), ("refine", State.RECOGNIZING),
+               ("relink", State.APPLYING))
+    for action, target in targets:
+        for state in State:
+            assert allowed(action, state.value) == (state.value in ALLOWED[action])
+            if allowed(action, state.value):
+                assert can_transition(state, target)
+
+
+def test_filters_and_sections() -> None:
+    a = download(name="Fargo.S02", state="review", title="Фарго", updated_at="2026-01-02T00:00:01Z")
+    b = download(name="Matrix", state="downloading", created_at="2026-01-02T00:00:02Z")
+    c = download(name="Old", state="done", settled_at="2026-01-01T00:00:00Z")
+    assert matches(a, [], "фарго")
+    assert not matches(a, ["done"], "")
+    assert matches(c, ["done"], "OLD")
+    assert split([c, b, a]) == ([a], [b], [c])
+
+
+def test_login_redirects_stay_local() -> None:
+    assert safe_target("/download/x") == "/download/x"
+    for bad in ("//evil.example", "https://evil.example/", "\\\\evil", "", None, "status"):
+        assert safe_target(bad) == "/"
+
+
+def test_add_payload_needs_exactly_one_source() -> None:
+    assert add_payload({"source": "  abc  ", "context": " ctx "}) == {"source": "abc", "context": "ctx"}
+    assert add_payload({"torrent": "ZGF0YQ==", "context": ""}) == {"torrent": "ZGF0YQ==", "context": ""}
+    assert isinstance(add_payload({"source": "x", "torrent": "ZGF0YQ=="}), str)
+    assert isinstance(add_payload({"source": " "}), str)
+
+
+def test_download_ids() -> None:
+    assert valid_id("01m8xfvc2z50y05693pdde2jq4")
+    for bad in ("01M8XFVC2Z50Y05693PDDE2JQ4", "nope", "01m8xfvc2z50y05693pdde2jqu", "../etc/passwd"):
+        assert not valid_id(bad)
