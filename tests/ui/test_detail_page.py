@@ -123,3 +123,20 @@ async def test_error_response_and_no_answer_are_shown(worker: FakeWorker, user: 
     user.find(marker="confirm").click()
     await eventually(lambda: user.notify.contains("no answer from the Jellybit worker within 2 s"), within=6)
     assert worker.downloads[download_id].state == "review"
+
+
+async def test_retry_a_failed_download_and_defer_a_review(worker: FakeWorker, user: User) -> None:
+    failed = worker.put(download(name="Broken", state="failed",
+                                 error={"code": "stalled", "message": "no progress for 6 hours"}))
+    await user.open(f"/download/{failed.id}")
+    await user.should_see("Failed: no progress for 6 hours", retries=50)
+    user.find(marker="retry").click()
+    await eventually(lambda: worker.downloads[failed.id].state == "queued")
+    assert [b for c, b in worker.requests if c == "retry"] == [{"id": failed.id}]
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see("Defer for 1 day", retries=50)
+    user.find(marker="defer-24").click()
+    await eventually(lambda: any(c == "defer" for c, _ in worker.requests))
+    assert [b for c, b in worker.requests if c == "defer"] == [{"id": download_id, "hours": 24.0}]
+    await user.should_see("Deferred until 2026-01-03 03:04 UTC", retries=50)

@@ -174,7 +174,8 @@ class DetailView:
             with ui.button("Defer", icon="schedule").props("outline").mark("defer") as defer:
                 with ui.menu():
                     for hours, label in ((1, "for 1 hour"), (24, "for 1 day"), (168, "for 1 week")):
-                        ui.menu_item(f"Defer {label}", on_click=lambda _e, h=hours: self.defer(h, defer))
+                        ui.menu_item(f"Defer {label}",
+                                     on_click=lambda _e, h=hours: self.defer(h, defer)).mark(f"defer-{hours}")
             defer.set_enabled(allowed("defer", state))
             undo = ui.button("Undo", icon="undo", on_click=self.ask_undo).props("outline").mark("undo")
             undo.set_enabled(allowed("undo", state))
