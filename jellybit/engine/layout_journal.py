@@ -154,7 +154,7 @@ def take_back(rows: Sequence[FileLink], roots: Iterable[Path], *, why: str) -> T
         else:
             note = f"{why}: {outcome.reason}"
         result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None, note))
-        dirs[os.path.dirname(dst)] = root
+        dirs[dst.rpartition("/")[0]] = root       # the gate proved dst absolute and normalized
     _prune(dirs, result)
     return result
 

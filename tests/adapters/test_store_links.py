@@ -34,3 +34,25 @@ async def test_open_batch_rows_read_back_identically_in_planned_order(store):
     linked, copied = await store.links_for_batch(batch.id, [LinkStatus.LINKED, LinkStatus.COPIED])
     assert (linked.id, linked.status, linked.dst_ino) == (rows[7].id, LinkStatus.LINKED, 1007)
     assert (copied.id, copied.status, copied.message) == (rows[8].id, LinkStatus.COPIED, "copied")
+
+
+async def test_commit_supersedes_only_live_rows_of_other_batches_on_the_same_path_and_inode(store):
+    download_id = await _download_id(store)
+
+    def link(path: str, ino: int) -> NewLink:
+        return NewLink("/d/s.mkv", path, "video", 1, src_dev=1, src_ino=ino, status=LinkStatus.EXISTS,
+                       dst_ino=ino)
+
+    old, old_rows = await store.open_batch(download_id, [link("/s/a.mkv", 1), link("/s/b.mkv", 2),
+                                                         link("/s/c.mkv", 3), link("/s/d.mkv", 4)])
+    await store.commit_batch(old.id)
+    await store.finish_links([LinkUpdate(old_rows[3].id, LinkStatus.REMOVED, None, "undone")])
+    new, _ = await store.open_batch(download_id, [link("/s/a.mkv", 1), link("/s/b.mkv", 20),
+                                                  link("/s/d.mkv", 4), link("/s/e.mkv", 5)])
+    assert await store.commit_batch(new.id) == 1
+    statuses = {r.dst_path: r.status for r in await store.links_for_batch(old.id)}
+    assert statuses == {"/s/a.mkv": LinkStatus.SUPERSEDED, "/s/b.mkv": LinkStatus.EXISTS,
+                        "/s/c.mkv": LinkStatus.EXISTS, "/s/d.mkv": LinkStatus.REMOVED}
+    assert {r.status for r in await store.links_for_batch(new.id)} == {LinkStatus.EXISTS}
+    [superseded] = await store.links_for_batch(old.id, [LinkStatus.SUPERSEDED])
+    assert new.id in superseded.message

@@ -138,14 +138,16 @@ class LinksMixin:
                 row = await cur.fetchone()
             if row is None:
                 raise NotFound(f"unknown apply batch {batch_id!r}")
+            # Driven by this batch's paths (index on dst_path), not by a scan of every row ever laid.
             cursor = await conn.execute(
                 "UPDATE file_link SET status = ?, message = ?, updated_at = ?"
-                f" WHERE apply_batch_id != ? AND status IN {_LIVE_SQL} AND EXISTS ("
+                " WHERE dst_path IN (SELECT dst_path FROM file_link WHERE apply_batch_id = ?)"
+                f" AND apply_batch_id != ? AND status IN {_LIVE_SQL} AND EXISTS ("
                 "  SELECT 1 FROM file_link n WHERE n.apply_batch_id = ? AND n.dst_path = file_link.dst_path"
                 f"  AND n.dst_ino = file_link.dst_ino AND n.status IN {_LIVE_SQL})",
                 (LinkStatus.SUPERSEDED.value,
                  f"superseded by batch {batch_id} of download {row['download_id']}",
-                 now, batch_id, *_LIVE, batch_id, *_LIVE),
+                 now, batch_id, batch_id, *_LIVE, batch_id, *_LIVE),
             )
             superseded = cursor.rowcount
             await conn.execute(
