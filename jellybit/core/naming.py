@@ -61,8 +61,9 @@ _FOLLOWERS = (Role.SUBTITLE, Role.AUDIO)
 
 
 def _note(*parts: str | None) -> str | None:
-    text = "; ".join(p for p in parts if p)
-    return NOTE_PREFIX + text if text else None
+    if not any(parts):
+        return None
+    return NOTE_PREFIX + "; ".join([p for p in parts if p])
 
 
 def _keep_note(item: PlanItem) -> str | None:

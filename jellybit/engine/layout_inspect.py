@@ -269,4 +269,4 @@ def _compare(
         if all((item.season, e) in present for e in item.episodes):
             names = sorted({p.name for e in item.episodes for p in present[(item.season, e)]})
             return evolve(item, status=SKIPPED, note="already present as " + ", ".join(names))
-    return evolve(item, status=PLANNED)
+    return item if item.status == PLANNED else evolve(item, status=PLANNED)
