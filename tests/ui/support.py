@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 
-async def eventually(predicate: Callable[[], Any], within: float = 5.0, interval: float = 0.05) -> Any:
+async def eventually(predicate: Callable[[], Any], within: float = 15.0, interval: float = 0.05) -> Any:
     """Poll a plain predicate while the event loop runs (pages, timers, MQTT); fail at the deadline."""
     deadline = time.monotonic() + within
     while True:
