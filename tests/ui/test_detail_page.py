@@ -121,7 +121,7 @@ async def test_error_response_and_no_answer_are_shown(worker: FakeWorker, user: 
     worker.silent.add("reject")
     user.find(marker="reject").click()
     user.find(marker="confirm").click()
-    await eventually(lambda: user.notify.contains("no answer from the Jellybit worker within 2 s"), within=6)
+    await eventually(lambda: user.notify.contains("no answer from the Jellybit worker within 2 s"), within=15)
     assert worker.downloads[download_id].state == "review"
 
 
