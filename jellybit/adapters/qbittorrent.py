@@ -393,6 +393,12 @@ class QbittorrentClient:
         """Resume (4.x) / start (5.x) torrents by id."""
         await self._post_hashes("torrents/start" if await self._stop_start() else "torrents/resume", hashes)
 
+    async def add_tags(self, hashes: Sequence[str], tags: Sequence[str]) -> None:
+        """Add tags to torrents by id (adoption tags a hand-added torrent with its download's tag)."""
+        clean = [t.strip() for t in tags if t and t.strip() and "," not in t]
+        if clean:
+            await self._post_hashes("torrents/addTags", hashes, {"tags": ",".join(clean)})
+
     async def _post_hashes(self, path: str, hashes: Sequence[str],
                            extra: dict[str, str] | None = None) -> None:
         ids = _ids(hashes)

@@ -96,6 +96,9 @@ class TorrentClient(Protocol):
     async def resume(self, hashes: Sequence[str]) -> None:
         """Resume (4.x) / start (5.x) torrents."""
 
+    async def add_tags(self, hashes: Sequence[str], tags: Sequence[str]) -> None:
+        """Add tags to torrents."""
+
     async def close(self) -> None:
         """Release the HTTP client."""
 

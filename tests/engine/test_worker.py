@@ -189,6 +189,11 @@ async def test_a_torrent_added_by_hand_under_the_category_is_adopted(
     assert download.hashes() == {mine.infohash_v1}
     download = await engine.settle(download.id, State.DONE)
     assert [p[0] for p in await engine.path(download.id)][:2] == [None, "queued"]
+
+    async def tagged() -> list:
+        return torrents_with_tag(qbittorrent, download.qbt_tag)
+
+    assert len(await eventually(tagged, within=10)) == 1     # adoption tags it with the download's tag
     for _ in range(3):     # the done download still seeds in the category: never adopted twice
         await engine.worker.poll_once()
     assert await engine.store.count_downloads() == 1
