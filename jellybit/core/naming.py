@@ -138,7 +138,7 @@ class _Layout:
         self.main_folder: str | None = None     # folder_of(self.work), once known
         self.main_title: str | None = None      # series_title(self.work), once known
         self.titles: dict[Work, str] = {}
-        self.hosts = _Hosts(plan, self.work_of)
+        self._hosts: _Hosts | None = None      # built on first need: most followers name their video
         self.group_n: dict[tuple[str, str], int] = {}   # (host, source sans extension) -> number
 
     # ------------------------------------------------------------------ folders and works
@@ -298,7 +298,9 @@ class _Layout:
         """The primary source a subtitle/audio file follows (attached_to, then name, then numbers)."""
         if item.attached_to:
             return item.attached_to
-        return self.hosts.find(item, self.work_of(item))
+        if self._hosts is None:
+            self._hosts = _Hosts(self.plan, self.work_of)
+        return self._hosts.find(item, self.work_of(item))
 
     def place_follower(self, index: int, item: PlanItem) -> None:
         host_source = self.host_of(item)

@@ -107,7 +107,8 @@ class LinksMixin:
                 f"INSERT INTO file_link ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
                 rows,
             )
-        stored = [_link(row) for row in rows]
+        stored = [build(FileLink, (*row[:_STATUS_AT], _BY_VALUE[row[_STATUS_AT]], *row[_STATUS_AT + 1:]))
+                  for row in rows]
         return ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None), stored
 
     async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
