@@ -221,10 +221,23 @@ class Pipeline:
                                      expected=State.APPLYING, fields={"error_code": None, "error_msg": None})
         elif result.outcome == "collision":
             shown = ", ".join(result.collisions[:3]) + (" …" if len(result.collisions) > 3 else "")
-            await self.serial.change(download.id, State.REVIEW, reason=f"collision: {shown}",
+            await self._explain_collision(download, recognition)
+            await self.serial.change(download.id, State.REVIEW,
+                                     reason=f"collision: {shown or result.message}",
                                      actor=Actor.WORKER, expected=State.APPLYING)
         else:
             await self._fail_layout(download.id, result.message or f"layout outcome {result.outcome!r}")
+
+    async def _explain_collision(self, download: Download, recognition: Recognition) -> None:
+        """Store the recognition again with the plan as it stands now, so the review shows the collision."""
+        # A collision found only at layout time (retry, relink, a file that appeared meanwhile) would
+        # otherwise leave the review with the old plan: every file "planned" and no reason at all.
+        preview, ok = await self._preview(download, recognition)
+        if not ok:
+            return
+        reasons = merge_reasons(preview.reasons, recognition.reasons)
+        await self.store.save_recognition(download.id, replace(_as_draft(recognition), plan=preview.plan,
+                                                                reasons=reasons))
 
     async def _fail_layout(self, download_id: str, message: str) -> None:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",

@@ -8,6 +8,7 @@ from pathlib import Path
 from jellybit.config import PathsConfig
 from jellybit.core.states import State
 from jellybit.engine.layout import LayoutEngine
+from jellybit.transports.payloads import review_payload
 from tests.support.engine import EngineFactory
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 
@@ -64,3 +65,30 @@ async def test_a_movie_is_laid_out_undone_retried_relinked_and_its_title_deleted
     assert [t.to_state.value for t in await engine.store.transitions(download.id)] == [
         "queued", "downloading", "recognizing", "applying", "done", "reverted", "applying", "done",
         "target_missing", "applying", "done", "reverted"]
+
+
+async def test_a_collision_found_only_when_laying_out_is_explained_in_the_review(
+    make_engine: EngineFactory, qbittorrent: QbittorrentInstance, tmp_path: Path, store
+) -> None:
+    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
+                        series=tmp_path / "series")
+    paths.movies.mkdir()
+    paths.series.mkdir()
+    engine = await make_engine(qbittorrent.config(), layouter=LayoutEngine(store, paths), paths=paths)
+    seeded = seeded_torrent(qbittorrent.data_dir, "Test.Movie.1999.1080p",
+                            {"Test.Movie.1999.1080p.mkv": 90_000})
+    target = paths.movies / FOLDER / f"{FOLDER}.mkv"
+    added = await engine.commands.add(torrent=seeded.torrent)
+    download = await engine.settle(added.download.id, State.DONE)
+    await engine.commands.undo(download.id)
+    target.parent.mkdir()
+    target.write_bytes(b"another release of the same film")    # laid meanwhile by something else
+
+    await engine.commands.retry(download.id)                         # reverted -> applying -> review
+    await engine.settle(download.id, State.REVIEW)
+
+    review = review_payload(download, await engine.store.current_recognition(download.id), [])
+    assert [r.code for r in review.reasons if r.blocking] == ["collision"]
+    assert [row.status for row in review.plan] == ["collision"]
+    assert review.collisions == [f"{FOLDER}/{FOLDER}.mkv"]
+    assert target.read_bytes() == b"another release of the same film"
