@@ -19,6 +19,7 @@ from jellybit.protocol import Command, DownloadPayload, Response
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_NO_ANSWER = 4
 WAIT_UNTIL = {"review", "done", "failed", "cancelled", "reverted", "deleted", "orphaned", "target_missing"}
 
@@ -165,7 +166,11 @@ async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: 
 
 async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys.stdout) -> int:
     """Send one command to the worker and print the answer."""
-    command, payload = build_request(args)
+    try:
+        command, payload = build_request(args)
+    except OSError as exc:
+        sys.stderr.write(f"jellybit: cannot read {exc.filename or args.torrent}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
     try:
         async with JellybitClient(config.mqtt, name="cli") as client:
             response = await client.request(command, payload, timeout=args.timeout)

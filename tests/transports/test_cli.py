@@ -76,3 +76,12 @@ def test_example_config_is_valid() -> None:
 def test_unknown_command_is_a_usage_error() -> None:
     result = run_cli("frobnicate")
     assert result.returncode == cli.EXIT_USAGE
+
+
+def test_add_with_a_torrent_file_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
+    config = write_config(tmp_path, '[mqtt]\nurl = "mqtt://127.0.0.1:9"\n')
+    missing = tmp_path / "Фарго.torrent"
+    result = run_cli("--config", str(config), "add", "--torrent", str(missing))
+    assert result.returncode == cli.EXIT_USAGE
+    assert f"cannot read {missing}: No such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr
