@@ -156,3 +156,8 @@ def ranges(numbers: Iterable[int]) -> str:
 def percent(value: float | None) -> str:
     """0.62 as 62 %."""
     return "—" if value is None else f"{round(value * 100)} %"
+
+
+def count(n: int, noun: str) -> str:
+    """`1 file`, `3 files`: a number with its noun in the right form."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -93,3 +93,7 @@ def test_download_ids() -> None:
     assert valid_id("01m8xfvc2z50y05693pdde2jq4")
     for bad in ("01M8XFVC2Z50Y05693PDDE2JQ4", "nope", "01m8xfvc2z50y05693pdde2jqu", "../etc/passwd"):
         assert not valid_id(bad)
+
+
+def test_counts_use_the_singular_for_one() -> None:
+    assert [fmt.count(n, "file") for n in (0, 1, 2)] == ["0 files", "1 file", "2 files"]

@@ -82,7 +82,8 @@ def register(live: Live, *, login: bool) -> None:
                             state_badge(member.get("state") or "")
                             ui.label(member.get("display_name") or member.get("download_id")).classes(
                                 "text-sm").style(WRAP)
-                            ui.label(f"{member.get('live_links', 0)} files").classes("text-xs opacity-60")
+                            ui.label(fmt.count(member.get("live_links") or 0, "file")).classes(
+                                "text-xs opacity-60")
 
             def ask_delete(group: dict[str, Any]) -> None:
                 dialogs.clear()
