@@ -73,6 +73,9 @@ def _print_response(response: Response, command: str, args: argparse.Namespace, 
     elif response.status == "error":
         assert response.error is not None
         sys.stderr.write(f"jellybit: {response.error.message} ({response.error.code})\n")
+        if response.error.code == "confirmation_required":
+            # The worker's message speaks the MQTT field; on the command line that is --yes.
+            sys.stderr.write("jellybit: run it again with --yes to confirm\n")
     else:
         data = response.data
         if command == "list":

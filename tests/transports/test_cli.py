@@ -85,3 +85,14 @@ def test_add_with_a_torrent_file_that_cannot_be_read_is_a_usage_error(tmp_path: 
     assert result.returncode == cli.EXIT_USAGE
     assert f"cannot read {missing}: No such file or directory" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_confirmation_error_names_the_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from jellybit.protocol import ErrorBody, Response
+    from jellybit.transports.cli_remote import _print_response
+
+    args = cli.build_parser().parse_args(["cancel", "01jf", "--delete-data"])
+    answer = Response(status="error", error=ErrorBody(code="confirmation_required",
+                                                      message="send confirm: true to do it"))
+    assert _print_response(answer, "cancel", args, sys.stdout) == cli.EXIT_ERROR
+    assert "run it again with --yes to confirm" in capsys.readouterr().err
