@@ -118,7 +118,7 @@ class FolderGate:
         path = os.fspath(dst)
         folder, _, name = path.rpartition("/")
         root = self._proven.get(folder)
-        if root is None or name in ("", ".", ".."):
+        if root is None or name in ("", ".", "..") or "\x00" in name:
             root = self._prove(path, folder, name)
         return root
 

@@ -228,6 +228,15 @@ def test_folder_gate_refuses_targets_that_are_not_plainly_inside_a_root(media: P
     assert snapshot(media) == before
 
 
+@pytest.mark.parametrize("name", ["..", ".", "", "a\x00b"])
+def test_folder_gate_refuses_bad_names_in_a_folder_it_already_proved(media: Path, name: str) -> None:
+    root = media / "movies"
+    gate = FolderGate([root])
+    assert gate.root_of(f"{root}/Film (2010)/ok.srt") == root
+    with pytest.raises(UnsafePath):
+        gate.root_of(f"{root}/Film (2010)/{name}")
+
+
 def test_a_new_gate_sees_a_folder_swapped_for_a_symlink(media: Path) -> None:
     root = media / "movies"
     target = root / "Film (2010)" / "Film (2010).en.srt"
