@@ -581,6 +581,21 @@ async def test_undo_refuses_targets_behind_a_folder_swapped_for_a_symlink(engine
     assert len(list(moved.iterdir())) == 3
 
 
+async def test_undo_with_an_unmounted_library_refuses_and_keeps_the_journal(engine, store, media):
+    download, recognition = await _season(store, media, "Fargo.S01")
+    assert (await engine.apply(download, recognition)).outcome == "done"
+    away = media.root / "series-unmounted"
+    media.series.rename(away)                      # the share is gone: nothing looks present
+    undone = await engine.undo(download)
+    assert not undone.complete
+    assert len(undone.refused) == 3
+    assert all("not reachable" in why for _, why in undone.refused)
+    assert len(await store.links_for_download(download.id, [LinkStatus.LINKED])) == 3
+    away.rename(media.series)                      # mounted again: the undo goes through
+    assert (await engine.undo(download)).complete
+    assert media.library_files() == set()
+
+
 async def test_new_folders_and_their_parents_are_made_durable_once(engine, store, media, monkeypatch):
     synced: list[Path] = []
     real_fsync_dir = fs.fsync_dir
