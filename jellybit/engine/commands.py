@@ -49,6 +49,10 @@ MAX_HINT_CHARS = 2000
 MAX_REASON_CHARS = 500
 
 
+def _undo_reason(removed: int) -> str:
+    return f"undo: {removed} link{'' if removed == 1 else 's'} removed"
+
+
 def retry_target(current: State, stopped_at: State | None) -> State:
     """The stage a retry resumes: where the download stopped, as the transition table allows.
 
@@ -194,7 +198,7 @@ class Commands:
             result = await self.layouter.undo(download)
             if result.complete:
                 download = await self.serial.change(
-                    download.id, State.REVERTED, reason=f"undo: {len(result.removed)} links removed",
+                    download.id, State.REVERTED, reason=_undo_reason(len(result.removed)),
                     actor=Actor.HUMAN, expected=download.state,
                 )
         return UndoOutcome(download, tuple(result.removed), tuple(result.refused), result.complete)

@@ -44,6 +44,39 @@ def format_download(item: dict[str, Any]) -> str:
     return f"{item['id']}  {item['state']:<14} {progress}  {title}"
 
 
+def format_title(group: dict[str, Any]) -> str:
+    """A title group: the work, its folders and per-season episode coverage."""
+    name = group.get("title") or "?"
+    if group.get("year"):
+        name += f" ({group['year']})"
+    kind = group.get("media_type") or "?"
+    lines = [f"{group.get('provider')}:{group.get('provider_id')}  {name}  [{kind}]"]
+    for folder in group.get("folders") or []:
+        lines.append(f"  folder: {folder}")
+    for season, episodes in sorted((group.get("seasons") or {}).items(), key=lambda kv: int(kv[0])):
+        lines.append(f"  season {int(season):02d}: episodes {_ranges(episodes)}")
+    for member in group.get("members") or []:
+        lines.append(f"  download {member.get('download_id')}  {member.get('state')}  "
+                     f"{member.get('display_name')}")
+    return "\n".join(lines)
+
+
+def _ranges(numbers: list[int]) -> str:
+    """1,2,3,5 -> '1-3, 5'."""
+    values = sorted(set(int(n) for n in numbers))
+    parts: list[str] = []
+    start = prev = None
+    for n in [*values, None]:
+        if start is None:
+            start = prev = n
+        elif n is not None and n == prev + 1:
+            prev = n
+        else:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = prev = n
+    return ", ".join(parts) or "-"
+
+
 def format_detail(data: dict[str, Any]) -> str:
     """A readable block for `show`."""
     download = data.get("download", data)
@@ -84,6 +117,10 @@ def _print_response(response: Response, command: str, args: argparse.Namespace, 
             out.write(f"({len(data.get('items', []))} of {data.get('total', 0)})\n")
         elif command in {"get", "show"}:
             out.write(format_detail(data) + "\n")
+        elif command == "titles":
+            for group in data:
+                out.write(format_title(group) + "\n")
+            out.write(f"({len(data)} title{'' if len(data) == 1 else 's'})\n")
         elif command == "add":
             verb = "created" if data.get("created") else "joined the active download"
             out.write(f"{data['id']}  {verb}\n")
@@ -148,12 +185,19 @@ def build_request(args: argparse.Namespace) -> tuple[Command, dict[str, Any]]:
 
 async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: bool) -> int:
     topic = client.topics.download(download_id)
+    last = ""
     async for _topic, payload, _retained in client.watch(topic):
         if not payload:
             continue
         item = DownloadPayload.model_validate_json(payload)
+        line = f"{item.progress * 100:5.1f}%  {item.state:<12} {item.title or item.name}"
         if as_json:
             out.write(item.model_dump_json() + "\n")
+        elif not out.isatty():
+            # A log or a pipe gets one line per change, not a redrawn bar.
+            if line != last:
+                out.write(line + "\n")
+            last = line
         else:
             width = 30
             filled = int(item.progress * width)
@@ -161,7 +205,7 @@ async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: 
                       f"{item.state:<12} {item.title or item.name}"[:120])
         out.flush()
         if item.state in WAIT_UNTIL:
-            if not as_json:
+            if not as_json and out.isatty():
                 out.write("\n")
             return EXIT_OK if item.state in {"done", "review"} else EXIT_ERROR
     return EXIT_NO_ANSWER

@@ -25,6 +25,7 @@ def banner_text(user: User) -> str | None:
 
 async def test_add_a_magnet_navigates_to_the_new_download(worker: FakeWorker, user: User) -> None:
     await user.open("/add")
+    await eventually(lambda: banner_text(user) is None)   # connected and the worker online
     user.find("Magnet link, URL or infohash").type(f"magnet:?xt=urn:btih:{HASH}&dn=Фарго")
     user.find("Context (optional)").type("второй сезон")
     user.find(marker="add").click()
@@ -39,6 +40,7 @@ async def test_add_a_magnet_navigates_to_the_new_download(worker: FakeWorker, us
 async def test_add_joins_an_active_download_and_says_so(worker: FakeWorker, user: User) -> None:
     existing = worker.put(download(name="Known", state="downloading", infohashes=[HASH]))
     await user.open("/add")
+    await eventually(lambda: banner_text(user) is None)   # connected and the worker online
     user.find("Magnet link, URL or infohash").type(HASH)
     user.find(marker="add").click()
     await eventually(lambda: user.back_history[-1] == f"/download/{existing.id}?added=joined")
@@ -48,6 +50,7 @@ async def test_add_joins_an_active_download_and_says_so(worker: FakeWorker, user
 
 async def test_torrent_upload_is_sent_as_base64(worker: FakeWorker, user: User) -> None:
     await user.open("/add")
+    await eventually(lambda: banner_text(user) is None)   # connected and the worker online
     torrent = b"d4:infod4:name4:testee"
     upload = user.find(ui.upload).elements.pop()
     await upload.handle_uploads([ui.upload.SmallFileUpload("film.torrent", "application/x-bittorrent",

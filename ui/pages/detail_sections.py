@@ -13,7 +13,7 @@ from ui.cards import state_badge
 from ui.frame import WRAP
 
 RECOMMENDATIONS = {
-    "strong": "Strong match: safe to lay out automatically.",
+    "strong": "Strong match: the recognition is sure of the title.",
     "medium": "Medium match: the best candidate is probably right.",
     "low": "Weak match: check the candidates.",
     "none": "No usable match.",
@@ -72,9 +72,12 @@ def recognition(rec: dict[str, Any]) -> None:
                     f"rounded aria-label=Confidence aria-valuenow={round(confidence * 100)}").classes("grow")
                 ui.label(fmt.percent(confidence)).classes("text-sm font-medium whitespace-nowrap")
         recommendation = rec.get("recommendation")
-        if recommendation:
-            ui.label(RECOMMENDATIONS.get(recommendation, recommendation)).classes("text-sm")
         reasons = rec.get("reasons") or []
+        if recommendation:
+            text = RECOMMENDATIONS.get(recommendation, recommendation)
+            if any(r.get("blocking") for r in reasons):
+                text += " Something below still needs a human decision."
+            ui.label(text).classes("text-sm")
         if reasons:
             ui.label("Why it needs a look:").classes("text-sm font-medium")
             with ui.column().classes("gap-1 w-full").props("role=list"):
