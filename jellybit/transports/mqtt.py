@@ -8,6 +8,7 @@ everything after every reconnect, in case the broker lost retained messages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -230,7 +231,7 @@ class MqttBridge:
             if stored is not None:
                 return stored
         lock = self._tx_locks.setdefault((command.value, transaction), asyncio.Lock()) if dedup else None
-        async with lock or _nullcontext():
+        async with lock or contextlib.nullcontext():
             if dedup:
                 stored = await self.results.command_result(command.value, transaction)
                 if stored is not None:
@@ -366,11 +367,3 @@ def _peek_transaction(payload: bytes) -> str | None:
         return None
     value = data.get("transaction") if isinstance(data, dict) else None
     return value[:128] if isinstance(value, str) else None
-
-
-class _nullcontext:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None

@@ -207,6 +207,7 @@ class EngineState:
     async def download_messages(self, download: Download) -> list[Message]:
         """The retained download topic and the review topic (set, or cleared when not in review)."""
         messages: list[Message] = []
+        recognition = None
         if self._expired(download):
             self._retained.pop(download.id, None)
             messages.append(Message(self.topics.download(download.id), None))
@@ -216,7 +217,6 @@ class EngineState:
             messages.append(Message(self.topics.download(download.id),
                                     encode(download_payload(download, recognition))))
         if download.state is State.REVIEW:
-            recognition = await self.commands.store.current_recognition(download.id)
             hints = [h.text for h in await self.commands.store.hints(download.id)]
             history = await self.commands.store.transitions(download.id)
             requested = next((t.created_at for t in reversed(history) if t.to_state is State.REVIEW), None)
