@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from jellybit import __version__
 from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.core.plan import MediaType
-from jellybit.errors import AdapterError, InvalidArgument
+from jellybit.errors import AdapterError, ConfigError, InvalidArgument
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,15 @@ def _install_redaction() -> None:
 
 
 _install_redaction()
+
+
+def required_secret(secret: Any, provider: str) -> str:
+    """The provider's API key, or a ConfigError naming the key and its environment variable."""
+    value = secret.get_secret_value() if secret else ""
+    if not value:
+        raise ConfigError(f"metadata.{provider} is enabled but has no api_key "
+                          f"(set it or JELLYBIT_METADATA_{provider.upper()}_API_KEY)")
+    return value
 
 
 def clean_text(value: object, limit: int = 500) -> str | None:

@@ -15,6 +15,7 @@ from jellybit.adapters.metadata.base import (
     language_code,
     media_type_of,
     numeric_id,
+    required_secret,
     safe_url,
     unique_texts,
     year_of,
@@ -24,7 +25,7 @@ from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TmdbConfig
 from jellybit.core.plan import Candidate, MediaType
 from jellybit.core.ports import MetadataQuery
-from jellybit.errors import AdapterError, ConfigError
+from jellybit.errors import AdapterError
 
 PAGE_URL = "https://www.themoviedb.org"
 
@@ -91,10 +92,7 @@ class TmdbProvider:
         self, config: TmdbConfig, cache: ResponseCache | None = None, *,
         policy: RetryPolicy | None = None, max_results: int = 10,
     ) -> None:
-        key = config.api_key.get_secret_value() if config.api_key else ""
-        if not key:
-            raise ConfigError("metadata.tmdb is enabled but has no api_key "
-                              "(set it or JELLYBIT_METADATA_TMDB_API_KEY)")
+        key = required_secret(config.api_key, self.name)
         bearer = _is_read_token(key)
         self.config = config
         self.max_results = max_results

@@ -19,6 +19,7 @@ from jellybit.adapters.metadata.base import (
     language_code,
     media_type_of,
     numeric_id,
+    required_secret,
     safe_url,
     unique_texts,
     year_of,
@@ -28,7 +29,7 @@ from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
 from jellybit.core.plan import Candidate, MediaType
 from jellybit.core.ports import MetadataQuery
-from jellybit.errors import AdapterError, ConfigError, InvalidArgument
+from jellybit.errors import AdapterError, InvalidArgument
 
 PAGE_URL = "https://thetvdb.com"
 ARTWORK_URL = "https://artworks.thetvdb.com"
@@ -129,10 +130,7 @@ class TvdbProvider:
         self, config: TvdbConfig, cache: ResponseCache | None = None, *,
         policy: RetryPolicy | None = None, max_results: int = 10,
     ) -> None:
-        key = config.api_key.get_secret_value() if config.api_key else ""
-        if not key:
-            raise ConfigError("metadata.tvdb is enabled but has no api_key "
-                              "(set it or JELLYBIT_METADATA_TVDB_API_KEY)")
+        key = required_secret(config.api_key, self.name)
         self._login_body = {"apikey": key}
         if config.pin and config.pin.get_secret_value():
             self._login_body["pin"] = config.pin.get_secret_value()
