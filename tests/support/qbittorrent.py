@@ -16,11 +16,9 @@ import os
 import secrets
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +28,7 @@ import pytest
 
 from jellybit.config import QbittorrentConfig
 from jellybit.devstack import qbittorrent_conf, qbt_password_hash
+from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 from tests.support.services import free_port, require_binary
 from tests.support.torrents import make_content, make_torrent
 
@@ -299,43 +298,28 @@ async def eventually(probe: Any, within: float = 15.0, interval: float = 0.05) -
 # ---------------------------------------------------------------- serving a .torrent by URL
 
 
-class TorrentFileServer:
+class TorrentFileServer(FakeHttpServer):
     """A loopback HTTP server that serves fixed bytes per path and records what was fetched."""
 
     def __init__(self, files: dict[str, bytes]) -> None:
+        super().__init__()
         self.files = dict(files)
-        self.fetched: list[str] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                owner.fetched.append(self.path)
-                body = owner.files.get(self.path)
-                if body is None:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-bittorrent")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
-    def base_url(self) -> str:
-        """http://127.0.0.1:PORT"""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def fetched(self) -> list[str]:
+        """The request targets, in order."""
+        return [r.target for r in self.requests]
+
+    def route(self, request: LoggedRequest) -> Reply:
+        """The file at that path, or 404."""
+        body = self.files.get(request.path)
+        if body is None:
+            return Reply(404, b"")
+        return Reply(200, body, {"Content-Type": "application/x-bittorrent"})
 
     def __enter__(self) -> TorrentFileServer:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self.stop()

@@ -13,56 +13,30 @@ import html
 import os
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 from tests.support.fake_metadata import FakeTmdb
 from tests.support.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class PosterServer:
+class PosterServer(FakeHttpServer):
     """Serves an SVG "poster" for any path, so thumbnails load without the internet."""
 
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                name = html.escape(self.path.strip("/").rsplit(".", 1)[0].replace("-", " ")[:40])
-                body = (f'<svg xmlns="http://www.w3.org/2000/svg" width="200" height="300">'
-                        f'<rect width="200" height="300" fill="#334155"/>'
-                        f'<text x="100" y="150" fill="#f8fafc" font-size="16" text-anchor="middle" '
-                        f'font-family="sans-serif">{name}</text></svg>').encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "image/svg+xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """http://127.0.0.1:PORT"""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> None:
-        """Serve in a thread."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Shut down."""
-        self._server.shutdown()
-        self._server.server_close()
+    def route(self, request: LoggedRequest) -> Reply:
+        """A labelled SVG rectangle named after the requested path."""
+        name = html.escape(request.path.strip("/").rsplit(".", 1)[0].replace("-", " ")[:40])
+        body = (f'<svg xmlns="http://www.w3.org/2000/svg" width="200" height="300">'
+                f'<rect width="200" height="300" fill="#334155"/>'
+                f'<text x="100" y="150" fill="#f8fafc" font-size="16" text-anchor="middle" '
+                f'font-family="sans-serif">{name}</text></svg>')
+        return Reply(200, body, {"Content-Type": "image/svg+xml"})
 
 
 def child_env() -> dict[str, str]:
