@@ -15,9 +15,9 @@ from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 FOLDER = "Test Movie (1999) [tmdbid-603]"
 
 
-async def test_a_movie_is_laid_out_undone_retried_relinked_and_its_title_deleted(
-    make_engine: EngineFactory, qbittorrent: QbittorrentInstance, tmp_path: Path, store
-) -> None:
+async def movie_engine(make_engine: EngineFactory, qbittorrent: QbittorrentInstance, tmp_path: Path,
+                       store):  # type: ignore[no-untyped-def]
+    """An engine with the real layout over temp libraries, and one seeded movie torrent."""
     paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
                         series=tmp_path / "series")
     paths.movies.mkdir()
@@ -25,6 +25,13 @@ async def test_a_movie_is_laid_out_undone_retried_relinked_and_its_title_deleted
     engine = await make_engine(qbittorrent.config(), layouter=LayoutEngine(store, paths), paths=paths)
     seeded = seeded_torrent(qbittorrent.data_dir, "Test.Movie.1999.1080p",
                             {"Test.Movie.1999.1080p.mkv": 90_000})
+    return engine, paths, seeded
+
+
+async def test_a_movie_is_laid_out_undone_retried_relinked_and_its_title_deleted(
+    make_engine: EngineFactory, qbittorrent: QbittorrentInstance, tmp_path: Path, store
+) -> None:
+    engine, paths, seeded = await movie_engine(make_engine, qbittorrent, tmp_path, store)
     source = seeded.content / "Test.Movie.1999.1080p.mkv"
     target = paths.movies / FOLDER / f"{FOLDER}.mkv"
 
@@ -70,13 +77,7 @@ async def test_a_movie_is_laid_out_undone_retried_relinked_and_its_title_deleted
 async def test_a_collision_found_only_when_laying_out_is_explained_in_the_review(
     make_engine: EngineFactory, qbittorrent: QbittorrentInstance, tmp_path: Path, store
 ) -> None:
-    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
-                        series=tmp_path / "series")
-    paths.movies.mkdir()
-    paths.series.mkdir()
-    engine = await make_engine(qbittorrent.config(), layouter=LayoutEngine(store, paths), paths=paths)
-    seeded = seeded_torrent(qbittorrent.data_dir, "Test.Movie.1999.1080p",
-                            {"Test.Movie.1999.1080p.mkv": 90_000})
+    engine, paths, seeded = await movie_engine(make_engine, qbittorrent, tmp_path, store)
     target = paths.movies / FOLDER / f"{FOLDER}.mkv"
     added = await engine.commands.add(torrent=seeded.torrent)
     download = await engine.settle(added.download.id, State.DONE)
