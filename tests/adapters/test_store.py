@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 import zipfile
 from importlib import resources
@@ -362,8 +363,8 @@ async def test_concurrent_creates_over_separate_connections(tmp_path: Path) -> N
     """Four connections migrating and creating the same hashes at once: one active download per hash."""
     path = tmp_path / "shared.db"
     stores = [Store(path) for _ in range(4)]
-    await asyncio.gather(*(s.open() for s in stores))
     try:
+        await asyncio.gather(*(s.open() for s in stores))
         for round_no in range(5):
             sources = [new(h1(200 + round_no), h2(200 + round_no)) if i % 2 else new(h1(200 + round_no))
                        for i in range(len(stores))]
@@ -378,6 +379,41 @@ async def test_concurrent_creates_over_separate_connections(tmp_path: Path) -> N
         assert all(len(ids) == 1 for ids in (await active_owners(stores[0])).values())
     finally:
         await asyncio.gather(*(s.close() for s in stores))
+
+
+async def test_concurrent_first_opens_of_a_new_file_all_succeed(tmp_path: Path) -> None:
+    """Processes starting together on a file that does not exist yet all get WAL and the schema.
+
+    Switching a new file to WAL can deadlock two connections, and SQLite then answers one of
+    them "database is locked" without waiting for the busy timeout; `open()` retries it.
+    """
+    for round_no in range(40):
+        stores = [Store(tmp_path / f"fresh-{round_no}.db") for _ in range(4)]
+        try:
+            await asyncio.gather(*(s.open() for s in stores))
+            modes = [(await s.fetchone("PRAGMA journal_mode"))[0] for s in stores]
+            assert modes == ["wal"] * 4
+            assert await stores[3].applied_migrations() == [m.version for m in load_migrations()]
+        finally:
+            await asyncio.gather(*(s.close() for s in stores))
+
+
+async def test_failed_open_leaves_no_connection_behind(tmp_path: Path) -> None:
+    """An open that fails (the file is not a database) closes its connection and its thread."""
+    path = tmp_path / "not-a-db.db"
+    path.write_bytes(b"this is not an SQLite file, just text that someone left here\n" * 64)
+    store = Store(path)
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(sqlite3.DatabaseError, match="not a database"):
+        await store.open()
+    with pytest.raises(RuntimeError, match="not open"):
+        _ = store.conn
+    for _ in range(100):
+        leaked = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
+        if not leaked:
+            break
+        await asyncio.sleep(0.01)
+    assert leaked == []
 
 
 # ---------------------------------------------------------------- guards

@@ -65,6 +65,30 @@ def split_statements(sql: str) -> list[str]:
     return statements
 
 
+async def _enable_wal(conn: aiosqlite.Connection) -> None:
+    """Switch a fresh file to WAL, retrying while another connection is doing the same.
+
+    Changing the journal mode of a rollback-journal file needs an exclusive lock, and two
+    connections that both hold the shared lock while asking for it would deadlock, so SQLite
+    answers one of them `SQLITE_BUSY` at once without consulting the busy timeout (two
+    processes starting together, or the CLI migrating while the worker starts). Once the file
+    is in WAL the pragma is a read and never conflicts.
+    """
+    deadline = asyncio.get_running_loop().time() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            await conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if asyncio.get_running_loop().time() >= deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
 class StoreBase:
     """Owns the single aiosqlite connection; every write goes through `write()`."""
 
@@ -84,14 +108,21 @@ class StoreBase:
         """Open the database file with WAL, foreign keys and a busy timeout; migrate by default."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
-        self._conn = await aiosqlite.connect(self.path, isolation_level=None)
-        self._conn.row_factory = aiosqlite.Row
-        await self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await self._conn.execute("PRAGMA journal_mode = WAL")
-        await self._conn.execute("PRAGMA foreign_keys = ON")
-        await self._conn.execute("PRAGMA synchronous = NORMAL")
-        if migrate:
-            await self.migrate()
+        conn = await aiosqlite.connect(self.path, isolation_level=None)
+        try:
+            conn.row_factory = aiosqlite.Row
+            await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            await _enable_wal(conn)
+            await conn.execute("PRAGMA foreign_keys = ON")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn = conn
+            if migrate:
+                await self.migrate()
+        except BaseException:
+            # Never leave the connection's worker thread behind a failed open.
+            self._conn = None
+            await conn.close()
+            raise
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
