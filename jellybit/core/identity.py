@@ -319,6 +319,20 @@ def _trackers(meta: dict[bytes, object]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _what_it_looks_like(data: bytes) -> str:
+    """A plain-words guess at what a file that is not bencoded is (the common mistakes)."""
+    if not data.strip():
+        return "the file is empty"
+    head = data[:512].lstrip().lower()
+    if head.startswith((b"<!doctype", b"<html", b"<?xml", b"<head", b"<body")):
+        return "it is a web page (HTML), not a .torrent; the site may want a login or show an error"
+    if head.startswith(b"magnet:"):
+        return "it is a magnet link saved as text; add the link itself instead"
+    if head.startswith((b"{", b"[")):
+        return "it is JSON or other text, not a .torrent"
+    return "it is not a bencoded dictionary, which every .torrent file is"
+
+
 def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
     """Parse `.torrent` bytes (at most max_bytes) into name, files, size and infohashes."""
     if not isinstance(data, bytes | bytearray | memoryview):
@@ -326,10 +340,12 @@ def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
     data = bytes(data)
     if len(data) > max_bytes:
         raise InvalidSource(f"torrent is larger than the {_size_text(max_bytes)} limit")
+    if not data[:1] == b"d":
+        raise InvalidSource(f"not a torrent file: {_what_it_looks_like(data)}")
     try:
         decoded = bencoding.decode(data)
     except bencoding.BencodeError as exc:
-        raise InvalidSource(f"not a torrent file: {exc}") from None
+        raise InvalidSource(f"not a torrent file: it is damaged or cut short ({exc})") from None
     meta = decoded.value
     if not isinstance(meta, dict):
         raise InvalidSource("not a torrent file: it is not a bencoded dictionary")

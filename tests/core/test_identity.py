@@ -393,10 +393,14 @@ def test_size_limit() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"", "not a torrent file: the data is empty"),
-        (b"<html>not found</html>", "not a torrent file"),
-        (hand(v1_info())[:-7], "not a torrent file"),
-        (hand(v1_info()) + b"x", "not a torrent file"),
+        (b"", "not a torrent file: the file is empty"),
+        (b"  \n", "not a torrent file: the file is empty"),
+        (b"<html>not found</html>", r"not a torrent file: it is a web page \(HTML\)"),
+        (b"\n<!DOCTYPE html><html><body>Login</body></html>", r"web page \(HTML\)"),
+        (b"magnet:?xt=urn:btih:" + b"a" * 40, "a magnet link saved as text"),
+        (b'{"error": "not found"}', "JSON or other text"),
+        (hand(v1_info())[:-7], "not a torrent file: it is damaged or cut short"),
+        (hand(v1_info()) + b"x", "damaged or cut short"),
         (b"li1ee", "not a bencoded dictionary"),
         (b"4:spam", "not a bencoded dictionary"),
         (bencode2.bencode({"announce": b"http://t/"}), "no 'info' dictionary"),
@@ -495,8 +499,9 @@ def test_malformed_v2(info: dict, message: str) -> None:
 
 bvalues = st.recursive(
     st.integers(min_value=-(10**18), max_value=10**18) | st.binary(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.binary(max_size=8), children, max_size=4),
+    # min_size=1: the empty list and dict are leaves of their own, so each branch really nests.
+    lambda children: st.lists(children, min_size=1, max_size=4)
+    | st.dictionaries(st.binary(max_size=8), children, min_size=1, max_size=4),
     max_leaves=20,
 )
 info_keys = st.sampled_from(
@@ -504,8 +509,10 @@ info_keys = st.sampled_from(
      b"file tree", b"", b"pieces root", b"attr", b"info"]
 )
 torrentish = st.recursive(
-    st.integers(min_value=-3, max_value=40000) | st.sampled_from([b"", b".", b"..", b"a", b"p", b"x" * 20]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(info_keys, children, max_size=5),
+    st.integers(min_value=-3, max_value=40000)
+    | st.sampled_from([b"", b".", b"..", b"a", b"p", b"x" * 20, [], {}]),
+    lambda children: st.lists(children, min_size=1, max_size=3)
+    | st.dictionaries(info_keys, children, min_size=1, max_size=5),
     max_leaves=25,
 )
 
