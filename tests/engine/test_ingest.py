@@ -111,6 +111,22 @@ async def test_url_source_has_no_hash_yet(store: Store) -> None:
     assert result.download.infohashes == ()
 
 
+async def test_same_url_twice_joins_while_active(store: Store) -> None:
+    """The same URL again joins its active download (no hash to match yet); a settled one does not."""
+    url = "https://tracker.example/dl/42.torrent?passkey=Ключ"
+    first = await ingest(store, source=url, max_torrent_bytes=LIMIT)
+    before = await rows(store)
+    again = await ingest(store, source=url, context="second try", max_torrent_bytes=LIMIT)
+    assert (again.created, again.id) == (False, first.id)
+    assert await rows(store) == before
+    other = await ingest(store, source=url.replace("42", "43"), max_torrent_bytes=LIMIT)
+    assert other.created
+    await store.transition(first.id, State.FAILED, reason="metadata_timeout", actor=Actor.WORKER)
+    fresh = await ingest(store, source=url, max_torrent_bytes=LIMIT)
+    assert fresh.created
+    assert fresh.id not in (first.id, other.id)
+
+
 async def test_concurrent_ingests_over_two_connections(tmp_path: Path) -> None:
     """Two connections ingesting the same hash at once: exactly one download is created."""
     stores = [Store(tmp_path / "shared.db") for _ in range(2)]

@@ -142,9 +142,22 @@ class DownloadsMixin:
         self, new: NewDownload, *, state: State = State.QUEUED, reason: str = "added",
         actor: Actor = Actor.HUMAN, qbt_tag_prefix: str = "jellybit-",
     ) -> CreateResult:
-        """Create a download unless an active one owns a hash: then join it, adding missing hashes."""
+        """Create a download unless an active one owns a hash (or, for a URL, the same URL): join it.
+
+        Joining adds the hashes the active download is missing.
+        """
         async with self.write() as conn:  # type: ignore[attr-defined]
             owners = await self._active_owners(conn, (h.value for h in new.infohashes))
+            if not owners and new.source_type == "url":
+                # An http(s) source has no hash until qBittorrent fetched it; the same URL
+                # added again while its download is active is the same download.
+                async with conn.execute(
+                    f"SELECT id FROM download WHERE source_type = 'url' AND source_ref = ?"
+                    f" AND state IN {_ACTIVE_SQL} ORDER BY id LIMIT 1", (new.source_ref, *_ACTIVE),
+                ) as cur:
+                    row = await cur.fetchone()
+                if row is not None:
+                    owners = {"": row["id"]}
             if owners:
                 owner = min(owners.values())
                 # A hash another active download already owns stays with it: adding it here
