@@ -68,6 +68,30 @@ async def test_choose_candidate_and_overrides_go_into_apply(worker: FakeWorker, 
     assert not enabled(user, "apply")
 
 
+async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: User) -> None:
+    """A live update re-renders the page around the buttons, never the buttons themselves.
+
+    A click on a button that a refresh replaced would reach the server for an element that
+    no longer exists and be dropped; the same element must still be there and still work.
+    """
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="apply", retries=50)
+    (apply,) = user.find(marker="apply").elements
+    (undo,) = user.find(marker="undo").elements
+    for n in range(3):
+        renamed = worker.downloads[download_id].model_copy(update={"name": f"Matrix.1999.Remux.{n}"})
+        worker.put(renamed, worker.reviews[download_id])
+        await user.should_see(f"Matrix.1999.Remux.{n}", retries=50)
+    assert user.find(marker="apply").elements == {apply}
+    assert not apply.is_deleted
+    user.find(marker="apply").click()
+    await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
+    await eventually(lambda: undo.enabled, within=10)     # the same Undo button followed the state
+    assert not apply.enabled
+    assert user.find(marker="undo").elements == {undo}
+
+
 async def test_undo_confirmation_lists_the_links_then_undoes(worker: FakeWorker, user: User) -> None:
     download_id = in_review(worker)
     await user.open(f"/download/{download_id}")

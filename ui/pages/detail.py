@@ -95,7 +95,7 @@ class DetailView:
         self.selected = sections.candidate_key(candidate)
         ui.notify(f"Chosen: {fmt.title_line(candidate.get('title'), candidate.get('year'))}. "
                   "Press Apply to lay it out.", position="top")
-        self.render.refresh()
+        self.refresh()
 
     def selected_candidate(self) -> dict[str, Any] | None:
         """The candidate the human picked (or the worker's choice)."""
@@ -127,9 +127,26 @@ class DetailView:
 
     # ------------------------------------------------------------ rendering
 
-    @ui.refreshable_method
     def render(self) -> None:
-        """The whole page body below the frame."""
+        """Build the page once: the header and the body refresh, the action buttons stay.
+
+        The buttons are never rebuilt: a click that reaches the server just after a live update
+        would otherwise land on an element that no longer exists and be dropped, and a button's
+        spinner would vanish mid-request. Their enabled state follows the download's state.
+        """
+        self._header()
+        self._actions()
+        self._body()
+        self._update_actions()
+
+    def refresh(self) -> None:
+        """Re-render what the current data shows."""
+        self._header.refresh()
+        self._body.refresh()
+        self._update_actions()
+
+    @ui.refreshable_method
+    def _header(self) -> None:
         download = self.download
         if not download:
             with sections.section("Not available"):
@@ -141,7 +158,12 @@ class DetailView:
             sections.header(download)
             if state in ("queued", "downloading") and self.id in self.live.downloads:
                 progress_line(self.live.downloads[self.id])
-        self._actions(state)
+
+    @ui.refreshable_method
+    def _body(self) -> None:
+        if not self.download:
+            return
+        state = self.state
         if self.error and self.data is not None:
             ui.label(f"Could not refresh: {self.error}").classes("text-sm text-negative")
         data = self.data or {}
@@ -163,31 +185,35 @@ class DetailView:
             sections.timeline(data.get("timeline") or [])
             sections.details(data)
 
-    def _actions(self, state: str) -> None:
-        with ui.row().classes("w-full gap-2 flex-wrap").props("role=toolbar aria-label=Actions"):
-            apply = ui.button("Apply", icon="done_all", on_click=lambda e: self.apply(e.sender)).props(
+    def _actions(self) -> None:
+        with ui.row().classes("w-full gap-2 flex-wrap").props("role=toolbar aria-label=Actions") as bar:
+            self._toolbar = bar
+            self._buttons: dict[str, ui.button] = {}
+            b = self._buttons
+            b["apply"] = ui.button("Apply", icon="done_all", on_click=lambda e: self.apply(e.sender)).props(
                 "color=positive").mark("apply")
-            apply.set_enabled(allowed("apply", state))
-            reject = ui.button("Reject", icon="block", on_click=self.ask_reject).props(
+            b["reject"] = ui.button("Reject", icon="block", on_click=self.ask_reject).props(
                 "outline color=negative").mark("reject")
-            reject.set_enabled(allowed("reject", state))
             with ui.button("Defer", icon="schedule").props("outline").mark("defer") as defer:
                 with ui.menu():
                     for hours, label in ((1, "for 1 hour"), (24, "for 1 day"), (168, "for 1 week")):
                         ui.menu_item(f"Defer {label}",
                                      on_click=lambda _e, h=hours: self.defer(h, defer)).mark(f"defer-{hours}")
-            defer.set_enabled(allowed("defer", state))
-            undo = ui.button("Undo", icon="undo", on_click=self.ask_undo).props("outline").mark("undo")
-            undo.set_enabled(allowed("undo", state))
-            retry = ui.button("Retry", icon="replay", on_click=lambda e: self.simple(
+            b["defer"] = defer
+            b["undo"] = ui.button("Undo", icon="undo", on_click=self.ask_undo).props("outline").mark("undo")
+            b["retry"] = ui.button("Retry", icon="replay", on_click=lambda e: self.simple(
                 Command.RETRY, e.sender, "Retrying.")).props("outline").mark("retry")
-            retry.set_enabled(allowed("retry", state))
-            relink = ui.button("Relink", icon="link", on_click=lambda e: self.simple(
+            b["relink"] = ui.button("Relink", icon="link", on_click=lambda e: self.simple(
                 Command.RELINK, e.sender, "Laying the files out again.")).props("outline").mark("relink")
-            relink.set_enabled(allowed("relink", state))
-            cancel = ui.button("Cancel download", icon="cancel", on_click=self.ask_cancel).props(
+            b["cancel"] = ui.button("Cancel download", icon="cancel", on_click=self.ask_cancel).props(
                 "outline color=negative").mark("cancel")
-            cancel.set_enabled(allowed("cancel", state))
+
+    def _update_actions(self) -> None:
+        state = self.state
+        self._toolbar.set_visibility(bool(self.download))
+        for command, button in self._buttons.items():
+            if "loading" not in button.props:  # its request is in flight; `call` restores it
+                button.set_enabled(allowed(command, state))
 
     def _overrides(self) -> None:
         with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
@@ -233,11 +259,13 @@ class DetailView:
     async def reload(self) -> None:
         """Fetch again and re-render."""
         await self.fetch()
-        self.render.refresh()
+        self.refresh()
 
     async def _after(self, data: Any) -> None:
         if data is not None:
             await self.reload()
+        else:
+            self._update_actions()  # the state may have moved while the request was in flight
 
     async def apply(self, button: ui.button) -> None:
         """Lay out with the chosen candidate and overrides."""
@@ -382,7 +410,7 @@ def register(live: Live, *, login: bool) -> None:
                     await view.reload()
                 elif download_id in live.downloads and live.download_revision(download_id) != seen[0]:
                     seen[0] = live.download_revision(download_id)
-                    view.render.refresh()
+                    view.refresh()
 
             seen = [live.download_revision(download_id)]
             ui.timer(0.7, tick)
