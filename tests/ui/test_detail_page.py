@@ -69,7 +69,7 @@ async def test_choose_candidate_and_overrides_go_into_apply(worker: FakeWorker, 
 
 
 async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: User) -> None:
-    """A live update re-renders the page around the buttons, never the buttons themselves.
+    """A live update re-renders the header around the buttons, never the buttons themselves.
 
     A click on a button that a refresh replaced would reach the server for an element that
     no longer exists and be dropped; the same element must still be there and still work.
@@ -79,12 +79,14 @@ async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: Use
     await user.should_see(marker="apply", retries=50)
     (apply,) = user.find(marker="apply").elements
     (undo,) = user.find(marker="undo").elements
+    (choose,) = user.find(marker="choose-c2").elements
     for n in range(3):
         renamed = worker.downloads[download_id].model_copy(update={"name": f"Matrix.1999.Remux.{n}"})
         worker.put(renamed, worker.reviews[download_id])
         await user.should_see(f"Matrix.1999.Remux.{n}", retries=50)
     assert user.find(marker="apply").elements == {apply}
     assert not apply.is_deleted
+    assert not choose.is_deleted      # same state: the body (candidates, plan) was left alone
     user.find(marker="apply").click()
     await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
     await eventually(lambda: undo.enabled, within=10)     # the same Undo button followed the state

@@ -41,6 +41,7 @@ class DetailView:
         self.selected: str | None = None
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
+        self._body_state = ""                    # the state the body was last rendered for
 
     # ------------------------------------------------------------ data
 
@@ -145,6 +146,17 @@ class DetailView:
         self._body.refresh()
         self._update_actions()
 
+    def refresh_live(self) -> None:
+        """A retained update (progress, speed): the header follows; the body only on a new state.
+
+        The body shows the `get` answer, which a live update does not change; leaving it alone
+        keeps a candidate or a field the user is about to click in place.
+        """
+        self._header.refresh()
+        if self.state != self._body_state:
+            self._body.refresh()
+        self._update_actions()
+
     @ui.refreshable_method
     def _header(self) -> None:
         download = self.download
@@ -161,9 +173,9 @@ class DetailView:
 
     @ui.refreshable_method
     def _body(self) -> None:
+        state = self._body_state = self.state
         if not self.download:
             return
-        state = self.state
         if self.error and self.data is not None:
             ui.label(f"Could not refresh: {self.error}").classes("text-sm text-negative")
         data = self.data or {}
@@ -410,7 +422,7 @@ def register(live: Live, *, login: bool) -> None:
                     await view.reload()
                 elif download_id in live.downloads and live.download_revision(download_id) != seen[0]:
                     seen[0] = live.download_revision(download_id)
-                    view.refresh()
+                    view.refresh_live()
 
             seen = [live.download_revision(download_id)]
             ui.timer(0.7, tick)
