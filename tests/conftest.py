@@ -8,8 +8,16 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from jellybit.adapters.store import Store
+
+# Property tests: no per-example deadline anywhere (a timing assertion on a shared, noisy
+# machine), and in CI a fixed derandomized search so a run is repeatable; on a developer's
+# machine each run explores new examples and keeps the failures it finds in .hypothesis/.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 pytest_plugins = [
     "tests.support.mosquitto",

@@ -26,6 +26,7 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the reading itself
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.10, True, "the LLM is configured but could not be asked"),
+    Penalty("hints_unused", 0.0, False, "hints were given, but only an LLM reads them and none is set up"),
     Penalty("llm_answer_dropped", 0.10, True, "parts of the LLM's answer named missing files or bad values"),
     Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
     Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),

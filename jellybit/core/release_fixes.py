@@ -140,6 +140,19 @@ def fix_file_numbering(r: Reading, guess: Guess) -> None:
             _note(r, "disc_part")
 
 
+_CROSS = re.compile(r"(?i)(?<![a-z0-9])(\d{1,2})x(26[2-5])(?![0-9a-z])")
+
+
+def fix_cross_numbering(r: Reading, guess: Guess) -> None:
+    """`Show.1x264`: guessit takes `x262`…`x265` for an encoder's name and drops the episode."""
+    if r["episodes"]:
+        return
+    match = _CROSS.search(base_name(r["text"]))
+    if match and r["seasons"] in ([], [int(match.group(1))]):
+        r.update(seasons=[int(match.group(1))], episodes=[int(match.group(2))], type="episode")
+        _note(r, "cross_numbering")
+
+
 def fix_bracketed_fansub(r: Reading, guess: Guess) -> None:
     """`[字幕组][进击的巨人][01][1080p][简体]`: every field sits in its own bracket."""
     base = base_name(r["text"])
@@ -309,6 +322,7 @@ FIXES: tuple[Callable[[Reading, Guess], None], ...] = (
     fix_year_in_title,
     fix_group_prefix,
     fix_file_numbering,
+    fix_cross_numbering,
     fix_leading_group,
     fix_bracketed_fansub,
     fix_aliases,

@@ -127,6 +127,11 @@ class Recognizer:
         if not request.use_llm:
             return _previous_answer(request.previous) if request.previous else None
         if self._llm is None:
+            if request.hints:
+                count = len(request.hints)
+                reasons.append(reason("hints_unused", f"{count} hint{'s' if count > 1 else ''} given, but "
+                                      "hints are read only by an LLM and none is configured; to correct "
+                                      "this, apply with the title, year, type or season set"))
             return None
         parsed = {k: v for k, v in torrent.to_dict().items() if k in PARSED_KEYS}
         question = LlmQuestion(

@@ -123,6 +123,9 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.S01E01-E03.1080p.WEB-DL.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2, 3]}),
     ("Show.S01E01-03.1080p.WEB-DL.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2, 3]}),
     ("Show.1x01-03.HDTV.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2, 3]}),
+    # guessit reads x262..x265 after a season number as an encoder and loses the episode
+    ("Show.1x264.mkv", E, "Show", None, {"season": 1, "episodes": [264]}),
+    ("Long.Show.12x262.720p.x264.mkv", E, "Long Show", None, {"season": 12, "episodes": [262]}),
     ("Show.S01E01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
     ("Show.E01E02.720p.mkv", E, "Show", None, {"season": None, "episodes": [1, 2]}),
     ("Show.S01E01+E02.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
