@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -209,10 +208,8 @@ def test_stop_stale_kills_what_ignores_sigterm(tmp_path: Path) -> None:
     assert stubborn.stdout is not None
     assert stubborn.stdout.readline() == b"ready\n"
     paths.pid_file("worker").write_text(str(stubborn.pid))
-    started = time.monotonic()
     assert stop_stale(paths, timeout=0.3) == [f"worker (pid {stubborn.pid})"]
-    assert stubborn.wait(5) == -signal.SIGKILL
-    assert time.monotonic() - started < 5
+    assert stubborn.wait(5) == -signal.SIGKILL     # it would sleep 60 s; SIGKILL is what ended it
     stubborn.stdout.close()
 
 
