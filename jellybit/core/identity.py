@@ -340,7 +340,7 @@ def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
     data = bytes(data)
     if len(data) > max_bytes:
         raise InvalidSource(f"torrent is larger than the {_size_text(max_bytes)} limit")
-    if not data[:1] == b"d":
+    if data[:1] != b"d":
         raise InvalidSource(f"not a torrent file: {_what_it_looks_like(data)}")
     try:
         decoded = bencoding.decode(data)
