@@ -6,8 +6,10 @@ COPY pyproject.toml README.md ./
 COPY jellybit ./jellybit
 COPY ui ./ui
 RUN pip install . && useradd --uid 1000 --user-group --create-home jellybit \
-    && mkdir -p /var/lib/jellybit && chown 1000:1000 /var/lib/jellybit
+    && mkdir -p /var/lib/jellybit /var/lib/jellybit-panel \
+    && chown 1000:1000 /var/lib/jellybit /var/lib/jellybit-panel
 USER 1000:1000
-ENV JELLYBIT_CONFIG=/config/jellybit.toml
+# The panel's per-user session files (NiceGUI storage): /app is not writable by the user.
+ENV JELLYBIT_CONFIG=/config/jellybit.toml NICEGUI_STORAGE_PATH=/var/lib/jellybit-panel
 ENTRYPOINT ["jellybit"]
 CMD ["run"]

@@ -1,0 +1,71 @@
+"""docker-compose.yml and the Dockerfile agree with the code: env names, writable paths, volumes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from jellybit.config import CONFIG_ENV, SECRET_ENV, Config
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+
+
+def environment(service: str) -> dict[str, str]:
+    return {k: str(v) for k, v in (COMPOSE["services"][service].get("environment") or {}).items()}
+
+
+def mounts(service: str) -> dict[str, str]:
+    """Container path -> source (a named volume or a host path) of a service's volumes."""
+    found = {}
+    for entry in COMPOSE["services"][service].get("volumes") or []:
+        source, target, *_ = entry.split(":")
+        found[target] = source
+    return found
+
+
+def dockerfile_env() -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for line in re.findall(r"(?m)^ENV (.+)$", DOCKERFILE):
+        pairs.update(dict(re.findall(r"(\w+)=(\S+)", line)))
+    return pairs
+
+
+def owned_folders() -> set[str]:
+    """Folders the image creates and hands to its user (`mkdir -p …` and `chown 1000:1000 …`)."""
+    made = re.search(r"mkdir -p ([^\n&\\]+)", DOCKERFILE)
+    owned = re.search(r"chown 1000:1000 ([^\n&\\]+)", DOCKERFILE)
+    assert made is not None
+    assert owned is not None
+    return set(made.group(1).split()) & set(owned.group(1).split())
+
+
+def test_every_jellybit_variable_in_compose_is_one_the_code_reads() -> None:
+    known = {CONFIG_ENV, *SECRET_ENV}
+    for name in COMPOSE["services"]:
+        unknown = {k for k in environment(name) if k.startswith("JELLYBIT_")} - known
+        assert not unknown, f"{name}: {unknown} are read by nothing"
+
+
+def test_the_worker_keeps_its_database_on_a_volume() -> None:
+    folder = str(PurePosixPath(str(Config().storage.database)).parent)
+    assert mounts("worker")[folder] in COMPOSE["volumes"]
+    assert folder in owned_folders()
+
+
+def test_the_panel_keeps_its_sessions_on_a_writable_volume() -> None:
+    """NiceGUI writes per-user storage; /app is the root-owned code, so it must go elsewhere."""
+    storage = dockerfile_env()["NICEGUI_STORAGE_PATH"]
+    assert environment("panel")["NICEGUI_STORAGE_PATH"] == storage
+    assert mounts("panel")[storage] in COMPOSE["volumes"]
+    assert storage in owned_folders()
+    assert "JELLYBIT_PANEL_STORAGE_SECRET" in environment("panel")
+
+
+def test_services_run_as_the_image_user() -> None:
+    assert "USER 1000:1000" in DOCKERFILE
+    for name in ("worker", "panel"):
+        assert COMPOSE["services"][name]["user"] == "1000:1000"
