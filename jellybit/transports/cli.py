@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
     p = add("recognize", cmd_recognize, "dry-run recognition of a release (nothing stored or laid out)")
-    p.add_argument("name", nargs="?", help="the torrent/release name")
+    p.add_argument("name", nargs="?", help="the torrent/release name; alone it stands for one file "
+                   "(NAME, or NAME.mkv when it has no media extension)")
     p.add_argument("--torrent", metavar="FILE", help="read the name and file list from a .torrent")
     p.add_argument("--files", metavar="FILE",
                    help="file list, one per line (PATH or SIZE<TAB>PATH; - = stdin)")

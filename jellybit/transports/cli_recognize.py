@@ -11,11 +11,12 @@ import asyncio
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from jellybit import clock, ident
 from jellybit.config import Config
+from jellybit.core.classify import EXTENSIONS
 from jellybit.core.identity import parse_torrent
 from jellybit.core.models import Download
 from jellybit.core.naming import layout_targets
@@ -38,6 +39,16 @@ def read_file_list(text: str) -> tuple[SourceFile, ...]:
         else:
             files.append(SourceFile(line.strip(), 1 << 30))
     return tuple(files)
+
+
+def assumed_file(name: str) -> str:
+    """The one file a bare NAME stands for: itself when it ends in a media extension, else NAME.mkv.
+
+    `Movie.2010.x264` ends in `.x264`, which is a codec, not an extension.
+    """
+    suffix = PurePosixPath(name).suffix.lower()
+    known = set().union(*EXTENSIONS.values())
+    return name if suffix in known else f"{name}.mkv"
 
 
 def _work(draft: RecognitionDraft) -> Work | None:
@@ -92,6 +103,9 @@ def render(result: dict[str, Any], out: TextIO) -> None:
     shown = f"{confidence:.2f}" if isinstance(confidence, float) else "-"
     out.write(f"  recommendation: {result['recommendation']} (confidence {shown}); "
               f"{'would be laid out automatically' if result['automatic'] else 'would go to review'}\n")
+    if result.get("assumed_file"):
+        out.write(f"  files: none given, so the name stands for one file, '{result['assumed_file']}'; "
+                  "for a pack pass --torrent FILE or --files LIST\n")
     for reason in result["reasons"]:
         out.write(f"  {'BLOCKS' if reason['blocking'] else 'note  '}  {reason['message']}\n")
     for candidate in result["candidates"][:10]:
@@ -117,10 +131,13 @@ def run_recognize(args: argparse.Namespace, config: Config, out: TextIO = sys.st
         files = read_file_list(text)
     if not name:
         raise InvalidArgument("give a release NAME or --torrent FILE")
+    assumed = None
     if not files:
-        files = (SourceFile(name if "." in name[-5:] else f"{name}.mkv", 1 << 30),)
+        assumed = assumed_file(name)
+        files = (SourceFile(assumed, 1 << 30),)
     result = asyncio.run(recognize(config, name=name, files=files, context=args.context,
                                    hints=tuple(args.hint or ())))
+    result["assumed_file"] = assumed
     if args.json:
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:

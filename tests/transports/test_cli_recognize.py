@@ -61,6 +61,37 @@ def test_human_output_names_the_decision(config: Config) -> None:
     assert "->" in text
 
 
+@pytest.mark.parametrize(("name", "file"), [
+    ("The.Matrix.1999.1080p.BluRay.x264", "The.Matrix.1999.1080p.BluRay.x264.mkv"),
+    ("Fargo.S02E01.1080p.WEB-DL.mkv", "Fargo.S02E01.1080p.WEB-DL.mkv"),
+    ("Фарго.S01E01.720p.MP4", "Фарго.S01E01.720p.MP4"),
+    ("Some.Film.2001.en.srt", "Some.Film.2001.en.srt"),
+    ("Fargo.S02.1080p.WEB-DL", "Fargo.S02.1080p.WEB-DL.mkv"),
+])
+def test_a_bare_name_stands_for_one_file(name: str, file: str) -> None:
+    result = run(Config(), name=name)
+    assert result["assumed_file"] == file
+    assert [i["source"] for i in result["plan"]] == [file]
+
+
+def test_the_assumed_file_is_said_and_a_given_list_is_not(config: Config, tmp_path: Path) -> None:
+    name = "The.Matrix.1999.1080p.BluRay.x264"
+    out = io.StringIO()
+    run_recognize(args(name=name, json=False), config, out)
+    assert f"files: none given, so the name stands for one file, '{name}.mkv'" in out.getvalue()
+    (video,) = run(config, name=name)["plan"]
+    assert video["role"] == "video"
+    assert video["target"] == "The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv"
+    listing = tmp_path / "files.txt"
+    listing.write_text(f"5000\t{name}/movie.mkv\n", encoding="utf-8")
+    listed = run(config, name=name, files=str(listing))
+    assert listed["assumed_file"] is None
+    assert [i["source"] for i in listed["plan"]] == [f"{name}/movie.mkv"]
+    out = io.StringIO()
+    run_recognize(args(name=name, files=str(listing), json=False), config, out)
+    assert "files: none given" not in out.getvalue()
+
+
 def test_without_providers_everything_goes_to_review() -> None:
     result = run(Config(), name="Some.Show.S01E01.mkv")
     assert result["automatic"] is False
