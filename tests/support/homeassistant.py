@@ -20,13 +20,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
 from tests.support.mosquitto import Broker
-from tests.support.services import free_port, in_ci
+from tests.support.services import free_port, unavailable
 
 HA_VERSION = "2025.4.4"
 REPO = Path(__file__).resolve().parents[2]
@@ -38,22 +38,16 @@ USERNAME = "admin"
 T = TypeVar("T")
 
 
-def _unavailable(message: str) -> NoReturn:
-    if in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 def ha_venv() -> Path:
     """Find the cached HA venv, or build it (scripts/ha-venv); skip locally / fail in CI if impossible."""
     try:
         done = subprocess.run(["bash", str(REPO / "scripts" / "ha-venv")], capture_output=True, text=True,
                               timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        _unavailable(f"installing Home Assistant {HA_VERSION} took over {INSTALL_TIMEOUT:g} s")
+        unavailable(f"installing Home Assistant {HA_VERSION} took over {INSTALL_TIMEOUT:g} s")
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-        _unavailable(f"no Home Assistant {HA_VERSION} venv (bash .ci/run installs it): {tail}")
+        unavailable(f"no Home Assistant {HA_VERSION} venv (bash .ci/run installs it): {tail}")
     return Path(done.stdout.strip().splitlines()[-1])
 
 

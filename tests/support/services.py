@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from typing import NoReturn
 
 import pytest
 
@@ -14,14 +15,18 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+def unavailable(message: str) -> NoReturn:
+    """A service the test needs is missing: skip the test locally, fail it in CI."""
+    if in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_binary(name: str) -> str:
     """Return the path of a binary; skip the test locally, fail it in CI, when it is missing."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed (bash .ci/run installs it)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(f"{name} is not installed (bash .ci/run installs it)")
     return path
 
 

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from jellybit.transports.cli_remote import _ranges, format_title
 from tests.support.mosquitto import Broker
-from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli, worker_config
+from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli
 
 HASH = "89abcdef0123456789abcdef0123456789abcdef"
-
-
-@pytest.fixture
-def worker(tmp_path: Path, mosquitto: Broker) -> Iterator[WorkerProcess]:
-    process = WorkerProcess(worker_config(tmp_path, mqtt_url=mosquitto.url), tmp_path / "worker.log")
-    process.start()
-    yield process
-    process.close()
 
 
 async def test_add_wait_prints_one_line_per_change_when_not_a_terminal(

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from jellybit.adapters.store import Store
 from jellybit.config import load_config
@@ -18,14 +15,6 @@ from tests.support.worker_process import WorkerProcess, eventually_retained, run
 def checks(stdout: str) -> dict[str, tuple[bool, str]]:
     report = json.loads(stdout)
     return {c["name"]: (c["ok"], c["detail"]) for c in report["checks"]}
-
-
-@pytest.fixture
-def worker(tmp_path: Path, mosquitto: Broker) -> Iterator[WorkerProcess]:
-    process = WorkerProcess(worker_config(tmp_path, mqtt_url=mosquitto.url), tmp_path / "worker.log")
-    process.start()
-    yield process
-    process.close()
 
 
 async def test_healthy_against_a_running_worker(worker: WorkerProcess, mosquitto: Broker) -> None:
