@@ -180,6 +180,10 @@ class WorkerConfig(Section):
                                      "reach qBittorrent.")
     reconcile_interval: float = Field(3600.0, gt=0, description="Seconds between reconciliations "
                                       "of done downloads.")
+    provider_retry: float = Field(60.0, gt=0, description="After a metadata provider outage sent a "
+                                  "download to review, seconds until it is recognized again by itself "
+                                  "(doubling on each failure).")
+    provider_retry_max: float = Field(3600.0, gt=0, description="Longest wait between those attempts.")
     max_torrent_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Largest .torrent accepted.")
     adopt: bool = Field(True, description="Adopt torrents added by hand under the category.")
 

@@ -59,6 +59,7 @@ class AdapterError(JellybitError):
     """An outside system (qBittorrent, LLM, metadata, Jellyfin) failed or could not be reached."""
 
     code = "adapter_error"
+    transient = True        # worth trying again later (an outage), unlike a rejected key or a missing record
 
     def __init__(self, system: str, message: str) -> None:
         super().__init__(f"{system}: {message}")

@@ -8,60 +8,11 @@ from dataclasses import dataclass
 
 from jellybit.config import RecognitionConfig
 from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
+from jellybit.core.reasons import reason
 from jellybit.core.titles import titles_distance
-
-
-@dataclass(frozen=True)
-class Penalty:
-    """One named penalty: its full weight, whether it stops automation, and what it means."""
-
-    code: str
-    weight: float
-    blocking: bool
-    meaning: str
-
-
-# Every penalty Jellybit knows, in one table (docs/recognition.md describes the same list).
-PENALTIES: dict[str, Penalty] = {p.code: p for p in (
-    # the reading itself
-    Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
-    Penalty("llm_unavailable", 0.10, True, "the LLM is configured but could not be asked"),
-    Penalty("hints_unused", 0.0, False, "hints were given, but only an LLM reads them and none is set up"),
-    Penalty("llm_answer_dropped", 0.10, True, "parts of the LLM's answer named missing files or bad values"),
-    Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
-    Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
-    Penalty("llm_year", 0.10, False, "the parser and the LLM disagree on the year"),
-    Penalty("llm_season", 0.15, False, "the parser and the LLM disagree on the season"),
-    Penalty("llm_episodes", 0.15, False, "the parser and the LLM number some files differently"),
-    # the match
-    Penalty("no_provider", 1.0, True, "no metadata provider is configured"),
-    Penalty("provider_error", 0.05, False, "a metadata provider failed; its candidates are missing"),
-    Penalty("no_candidate", 1.0, True, "no provider found a candidate"),
-    Penalty("title_distance", 0.50, False, "the best candidate's names differ from the title read"),
-    Penalty("year_distance", 0.30, False, "the best candidate's year differs from the year read"),
-    Penalty("year_unknown", 0.05, False, "the release gives no year to tell films of one title apart"),
-    Penalty("type_mismatch", 0.35, False, "the best candidate is of the other media type"),
-    Penalty("small_margin", 0.15, True, "the runner-up is nearly as good as the best candidate"),
-    # the numbering
-    Penalty("season_not_found", 0.30, True, "a season in the plan does not exist at the provider"),
-    Penalty("episode_not_in_season", 0.30, True, "an episode number is beyond the provider's season"),
-    Penalty("seasons_unknown", 0.05, False, "the provider gave no episode counts to check against"),
-    Penalty("season_assumed", 0.05, False, "no season in the names; season 1 assumed"),
-    Penalty("absolute_mapped", 0.05, False, "absolute numbers were mapped onto the provider's seasons"),
-    Penalty("unmapped_video", 0.40, True, "a video file has no season/episode (or film) assigned"),
-    Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
-    Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
-    Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
-)}
 
 PROVIDER_NAMES = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
 SERIES_YEAR_SCALE = 0.5          # a series' release year is often a later season's
-
-
-def reason(code: str, message: str, scale: float = 1.0) -> Reason:
-    """A Reason for penalty `code`, its weight scaled (0..1) by how bad it is."""
-    penalty = PENALTIES[code]
-    return Reason(code, message, round(penalty.weight * max(0.0, min(scale, 1.0)), 4), penalty.blocking)
 
 
 def provider_name(provider: str) -> str:

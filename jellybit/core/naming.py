@@ -30,6 +30,7 @@ from jellybit.core.names import (
     version_label,
 )
 from jellybit.core.plan import MediaType, Plan, PlanItem, Reason, Role, Work
+from jellybit.core.reasons import reason
 from jellybit.core.sanitize import (
     MAX_COMPONENT_BYTES,
     clean_text,
@@ -388,11 +389,9 @@ def layout_reasons(plan: Plan) -> tuple[Reason, ...]:
     reasons: list[Reason] = []
     for item in plan.items:
         if item.status == COLLISION:
-            reasons.append(Reason("target_collision", f"{item.source} → {item.target}: {item.note}",
-                                  weight=1.0, blocking=True))
+            reasons.append(reason("target_collision", f"{item.source} → {item.target}: {item.note}"))
         elif item.status == SKIPPED and item.target is None and NOTE_PREFIX in (item.note or ""):
-            blocking = item.role is Role.VIDEO
-            reasons.append(Reason("unplaced_file", f"{item.source}: {item.note}",
-                                  weight=1.0 if blocking else 0.1, blocking=blocking))
+            code = "unplaced_file" if item.role is Role.VIDEO else "unplaced_track"
+            reasons.append(reason(code, f"{item.source}: {item.note}"))
     return tuple(reasons)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -32,9 +33,11 @@ from jellybit.core.links import (
     TitleGroup,
 )
 from jellybit.core.models import Download
+from jellybit.core.names import id_tag
 from jellybit.core.naming import layout_reasons, layout_targets
 from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
+from jellybit.core.reasons import reason
 from jellybit.core.states import State, can_transition
 from jellybit.engine import layout_journal as journal
 from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
@@ -68,6 +71,9 @@ class TitleDeleteResult:
         return all(r.complete for _, r in self.results) and not self.kept_folders
 
 
+_ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
+
+
 class LayoutEngine:
     """Implements the `Layouter` port over the store and the library folders."""
 
@@ -92,9 +98,19 @@ class LayoutEngine:
         live = sorted(f for f in folders if _is_dir(Path(f)))
         if len(live) > 1:
             names = ", ".join(Path(f).name for f in live)
-            return None, [Reason("several_title_folders", f"this title already has several live folders "
-                                 f"({names}); merge them on disk first", blocking=True)], links
-        return (Path(live[0]).name if live else None), [], links
+            return None, [reason("several_title_folders", f"this title already has several live folders "
+                                 f"({names}); merge them on disk first")], links
+        if not live:
+            return None, [], links
+        folder = Path(live[0]).name
+        work = Work(recognition.media_type, recognition.title or "", recognition.year, recognition.provider,
+                    recognition.provider_id)
+        own, tags = id_tag(work), _ID_TAG.findall(folder)
+        if own is not None and tags and own not in tags:
+            # Someone renamed the folder to another title's id: joining it would mix two titles.
+            return None, [reason("folder_id_mismatch", f"the title's existing folder {folder!r} carries "
+                                 f"{', '.join(tags)}, not {own}")], links
+        return folder, [], links
 
     async def _inspect(
         self, download: Download, recognition: RecognitionDraft
@@ -115,7 +131,7 @@ class LayoutEngine:
             inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
         )
         if folder is not None:
-            reasons.append(Reason("folder_inherited", f"joins the existing folder {folder!r}"))
+            reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
         return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()]
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
@@ -123,8 +139,8 @@ class LayoutEngine:
         try:
             inspection, reasons = await self._inspect(download, recognition)
         except JellybitError as exc:
-            reason = Reason(exc.code, exc.message, blocking=True)
-            return LayoutPreview(plan=recognition.plan, reasons=(reason,))
+            found = reason("layout_preview", f"cannot compute the targets: {exc.message}")
+            return LayoutPreview(plan=recognition.plan, reasons=(found,))
         return LayoutPreview(plan=inspection.plan, reasons=tuple(reasons))
 
     # ------------------------------------------------------------------ apply

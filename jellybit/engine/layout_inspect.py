@@ -17,6 +17,7 @@ from jellybit.core.links import episode_numbers
 from jellybit.core.matching import translate_path
 from jellybit.core.models import Download
 from jellybit.core.plan import Plan, PlanItem, Reason, Role
+from jellybit.core.reasons import reason
 from jellybit.core.sanitize import is_sanitized
 from jellybit.errors import JellybitError, UnsafePath
 
@@ -179,14 +180,11 @@ class Inspection:
         """The blocking reasons a human must see before this plan may be applied."""
         reasons = []
         if self.unsafe:
-            reasons.append(Reason("unsafe_path", "unsafe target or source: " + _listed(self.unsafe),
-                                  blocking=True))
+            reasons.append(reason("unsafe_path", "unsafe target or source: " + _listed(self.unsafe)))
         if self.missing:
-            reasons.append(Reason("source_missing", "source files are missing: " + _listed(self.missing),
-                                  blocking=True))
+            reasons.append(reason("source_missing", "source files are missing: " + _listed(self.missing)))
         if self.collisions:
-            reasons.append(Reason("collision", "a different file already holds: " + _listed(self.collisions),
-                                  blocking=True))
+            reasons.append(reason("collision", "a different file already holds: " + _listed(self.collisions)))
         return reasons
 
     def laid(self) -> list[int]:

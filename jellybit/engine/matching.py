@@ -56,12 +56,15 @@ class Matcher:
         self.low_distance = low_distance
         self.medium_distance = medium_distance
         self.min_margin = min_margin
+        self.unavailable: dict[str, str] = {}     # provider -> why, for outages worth retrying
 
     async def _call(self, provider: MetadataProvider, coro: object) -> tuple[object, Reason | None]:
         try:
             return await coro, None  # type: ignore[misc]
         except AdapterError as exc:
             log.warning("metadata provider %s failed: %s", provider.name, exc.message, extra=self.log_extra)
+            if exc.transient:
+                self.unavailable.setdefault(provider.name, exc.message)
             return None, _failure(provider.name, exc)
         except Exception as exc:     # a provider bug must not cost the download its recognition
             log.exception("metadata provider %s crashed", provider.name, extra=self.log_extra)

@@ -2,8 +2,10 @@
 
 `recognizing`: the file list comes from qBittorrent, the recognizer runs outside the download's
 lock, its draft is previewed by the layouter and stored as the current recognition; an
-automatic one (strong, confirmed match, no blocking reason, no preview reason) goes on to
-`applying`, anything else to `review` with its reasons. `applying` after a human's **apply**
+automatic one (strong, confirmed match, no blocking reason, none from the preview either:
+informational notes such as `folder_inherited` never block) goes on to `applying`, anything
+else to `review` with its reasons. A review caused by a metadata outage (`provider_unavailable`)
+is scheduled to be recognized again by itself (`retries.py`). `applying` after a human's **apply**
 recognizes again without the LLM (the chosen candidate and the overrides win) and lays out
 even when not automatic; any other `applying` (automatic, retry, relink, recovery) lays out the
 current recognition. A collision sends the download back to review; an I/O error fails it.
@@ -18,7 +20,9 @@ from jellybit.adapters.store import Store
 from jellybit.core.models import Download
 from jellybit.core.plan import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
+from jellybit.core.reasons import blocking, reason
 from jellybit.core.states import Actor, State
+from jellybit.engine.retries import RETRY_CODE, OutageRetries
 from jellybit.engine.serial import Serializer
 from jellybit.errors import AdapterError, JellybitError
 from jellybit.logs import for_download
@@ -35,10 +39,10 @@ def merge_reasons(*groups: tuple[Reason, ...]) -> tuple[Reason, ...]:
     seen: set[str] = set()
     merged: list[Reason] = []
     for group in groups:
-        for reason in group:
-            if reason.code not in seen:
-                seen.add(reason.code)
-                merged.append(reason)
+        for found in group:
+            if found.code not in seen:
+                seen.add(found.code)
+                merged.append(found)
     return tuple(merged)
 
 
@@ -53,12 +57,13 @@ class Pipeline:
     """Runs the recognition and layout stages of downloads as serialized background tasks."""
 
     def __init__(self, store: Store, serial: Serializer, client: TorrentClient,
-                 recognizer: Recognizer, layouter: Layouter) -> None:
+                 recognizer: Recognizer, layouter: Layouter, retries: OutageRetries | None = None) -> None:
         self.store = store
         self.serial = serial
         self.client = client
         self.recognizer = recognizer
         self.layouter = layouter
+        self.retries = retries or OutageRetries(60.0, 3600.0)
 
     # ------------------------------------------------------------ starting stages
 
@@ -117,7 +122,7 @@ class Pipeline:
         download_id = request.download.id
         if not request.files:
             return RecognitionDraft(None, None, None, plan=_empty_plan(request), reasons=(
-                Reason("no_files", "qBittorrent lists no complete file for this torrent", blocking=True),))
+                reason("no_files", "qBittorrent lists no complete file for this torrent"),))
         try:
             return await self.recognizer.recognize(request)
         except Exception as exc:
@@ -127,7 +132,7 @@ class Pipeline:
             return RecognitionDraft(
                 previous.media_type if previous else None, previous.title if previous else None,
                 previous.year if previous else None, plan=_empty_plan(request),
-                reasons=(Reason("recognizer_error", f"recognition failed: {message}", blocking=True),),
+                reasons=(reason("recognizer_error", f"recognition failed: {message}"),),
             )
 
     async def _preview(self, download: Download, draft: RecognitionDraft) -> tuple[LayoutPreview, bool]:
@@ -138,8 +143,8 @@ class Pipeline:
             if not isinstance(exc, JellybitError | OSError):
                 log.exception("layout preview failed", **for_download(download.id))
             message = exc.message if isinstance(exc, JellybitError) else str(exc)
-            reason = Reason("layout_preview", f"cannot compute the targets: {message}", blocking=True)
-            return LayoutPreview(plan=draft.plan, reasons=(reason,)), False
+            found = reason("layout_preview", f"cannot compute the targets: {message}")
+            return LayoutPreview(plan=draft.plan, reasons=(found,)), False
 
     async def _decide(self, download: Download, draft: RecognitionDraft, *, human: bool) -> None:
         """Store the previewed recognition, then lay out or ask a human (lock held)."""
@@ -155,7 +160,13 @@ class Pipeline:
                 return
             await self._lay_out(download, stored)
             return
-        if draft.automatic and not preview.reasons:
+        if any(r.code == RETRY_CODE for r in reasons):
+            delay = self.retries.schedule(download.id)
+            log.info("a metadata provider was unreachable; recognizing again in %.0f s", delay,
+                     **for_download(download.id))
+        else:
+            self.retries.clear(download.id)
+        if draft.automatic and not blocking(preview.reasons):
             download = await self.serial.change(
                 download.id, State.APPLYING, reason=f"automatic: {stored.provider} {stored.provider_id}",
                 actor=Actor.WORKER, expected=State.RECOGNIZING,

@@ -12,6 +12,7 @@ from jellybit.config import RecognitionConfig
 from jellybit.core.classify import classify
 from jellybit.core.confidence import (
     Reading,
+    candidate_names,
     numbering_reasons,
     provider_name,
     reason,
@@ -96,6 +97,39 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
                      files=files, raw=previous.raw_llm)
 
 
+def _title_disagreement(understanding: _Understanding, match: Candidate | None) -> list[Reason]:
+    """`llm_title` when the parser's and the LLM's titles differ, unless both name the matched work.
+
+    `Shingeki no Kyojin` and `Attack on Titan` are one show: when both are names (title, original
+    title or an alias from any provider) of the confirmed candidate, they agree through it.
+    """
+    ours, theirs = understanding.parsed_titles, understanding.llm_titles
+    if not ours or not theirs:
+        return []
+    gap, mine, llms = titles_distance(ours, theirs)
+    if gap <= LLM_TITLE_DISAGREEMENT:
+        return []
+    if match is not None:
+        names = candidate_names(match)
+        if (titles_distance(ours, names)[0] <= LLM_TITLE_DISAGREEMENT
+                and titles_distance(theirs, names)[0] <= LLM_TITLE_DISAGREEMENT):
+            return []
+    return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
+
+
+def _outage(matcher: Matcher, outcome: Match, decided: bool) -> list[Reason]:
+    """`provider_unavailable` when a provider was down and nothing else confirmed a match.
+
+    A transient outage must not need a human: the pipeline sends the download to review with this
+    blocking reason and recognizes it again by itself, with backoff, until the providers answer.
+    """
+    if not matcher.unavailable or decided or (outcome.pick is not None and outcome.confirmed):
+        return []
+    down = "; ".join(matcher.unavailable.values())
+    return [reason("provider_unavailable", f"could not ask every metadata provider ({down[:300]}); "
+                   "Jellybit tries again by itself when they are back")]
+
+
 @dataclass(frozen=True)
 class _Understanding:
     """The reading before metadata, with the type to search for (None: both)."""
@@ -103,6 +137,8 @@ class _Understanding:
     reading: Reading
     search_type: MediaType | None
     original_title: str | None
+    parsed_titles: tuple[str, ...] = ()
+    llm_titles: tuple[str, ...] = ()
 
 
 class Recognizer:
@@ -176,11 +212,6 @@ class Recognizer:
         first_file = next(iter(releases.values()), None)
         parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
-        if parsed_titles and llm_titles:
-            gap, ours, theirs = titles_distance(parsed_titles, llm_titles)
-            if gap > LLM_TITLE_DISAGREEMENT:
-                reasons.append(reason("llm_title",
-                                      f"the release name says '{ours}', the LLM says '{theirs}'"))
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *parsed_titles, *llm_titles) if t))
         film_year = first_file.year if first_file and media_type is MediaType.MOVIE else None
         parsed_year = torrent.year or film_year
@@ -195,7 +226,8 @@ class Recognizer:
             reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
                                   f"says season {llm_seasons.pop()}"))
         original = answer.original_title if answer else None
-        return _Understanding(Reading(media_type, titles, year, season), search_type, original)
+        return _Understanding(Reading(media_type, titles, year, season), search_type, original,
+                              parsed_titles, llm_titles)
 
     # ------------------------------------------------------------------------------------- match
 
@@ -262,6 +294,8 @@ class Recognizer:
         if reading.titles or decided:
             outcome = await self._match(matcher, understanding, request, overrides, reasons)
         match = outcome.pick
+        reasons.extend(_title_disagreement(understanding, match))
+        reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
             numbering = number_series(items, releases, llm_files, torrent, overrides,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from jellybit.core.plan import Plan, PlanItem, Reason, RecognitionDraft, Role
+from jellybit.core.plan import Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.ports import RecognitionRequest
+from jellybit.core.reasons import reason
 
 
 class ReviewOnlyRecognizer:
@@ -15,5 +16,5 @@ class ReviewOnlyRecognizer:
         items = tuple(PlanItem(f.path, f.size, Role.IGNORED) for f in request.files)
         return RecognitionDraft(
             media_type=None, title=overrides.get("title"), year=overrides.get("year"), plan=Plan(items),
-            reasons=(Reason("no_recognizer", "automatic recognition is not installed", blocking=True),),
+            reasons=(reason("no_recognizer", "automatic recognition is not installed"),),
         )

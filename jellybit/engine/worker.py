@@ -36,6 +36,7 @@ from jellybit.core.torrent_state import (
 from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
+from jellybit.engine.retries import OutageRecovery, OutageRetries
 from jellybit.engine.serial import DoneCallback, Serializer
 from jellybit.errors import AdapterError, Conflict, TorrentRejected
 from jellybit.logs import for_download
@@ -94,7 +95,9 @@ class Worker:
         self.qbt = qbittorrent
         self.paths = paths or PathsConfig()
         self.serial = Serializer(store, bus, on_done=on_done)
-        self.pipeline = Pipeline(store, self.serial, client, recognizer, layouter)
+        self.retries = OutageRetries(worker.provider_retry, worker.provider_retry_max)
+        self.pipeline = Pipeline(store, self.serial, client, recognizer, layouter, self.retries)
+        self.outages = OutageRecovery(self.retries, store, self.serial)
         self.reconnect_grace = (reconnect_grace if reconnect_grace is not None
                                 else max(5.0, 2 * worker.poll_interval))
         self.appear_timeout = appear_timeout
@@ -124,6 +127,7 @@ class Worker:
             await self.layouter.recover()
         except Exception:
             log.exception("layout recovery failed; interrupted layouts are laid again idempotently")
+        await self.outages.resume()
 
     async def run(self) -> None:
         """Poll until `stop()`; then let in-flight stages finish (bounded) and return."""
@@ -172,6 +176,9 @@ class Worker:
         for download in active:
             if download.state is State.APPLYING:
                 await self._ensure_apply(download)
+        if await self.outages.run_due():
+            epochs = self.serial.epochs()
+            active = await self.store.active_downloads()
         try:
             snapshot = await self.client.sync()
         except AdapterError as exc:

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from jellybit.config import RecognitionConfig
 from jellybit.core.confidence import (
-    PENALTIES,
     Reading,
     candidate_reasons,
     distance_of,
@@ -22,6 +21,7 @@ from jellybit.core.confidence import (
     same_work,
 )
 from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
+from jellybit.core.reasons import PENALTIES
 from jellybit.core.titles import name_distance, normalize_title, titles_distance
 
 CONFIG = RecognitionConfig()

@@ -34,9 +34,13 @@ M = TypeVar("M", bound=BaseModel)
 class MetadataAuthError(AdapterError):
     """The provider rejected the credentials (HTTP 401/403)."""
 
+    transient = False
+
 
 class MetadataNotFound(AdapterError):
     """The provider has no record under that id (HTTP 404)."""
+
+    transient = False
 
 
 @dataclass(frozen=True)

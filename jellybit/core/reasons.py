@@ -1,0 +1,89 @@
+"""Every reason Jellybit gives, in one table: its weight, whether it blocks, and what it means.
+
+A reason is either *blocking* (only a human can move the download on) or *informational* (a
+note shown in the review and the timeline; it may cost confidence through its weight but never
+stops automatic layout by itself). The pipeline decides on the blocking ones alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jellybit.core.plan import Reason
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """One named reason: its full weight, whether it stops automation, and what it means."""
+
+    code: str
+    weight: float
+    blocking: bool
+    meaning: str
+
+
+# docs/recognition.md lists the same table; a test keeps the two in step.
+PENALTIES: dict[str, Penalty] = {p.code: p for p in (
+    # the reading itself
+    Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
+    Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
+    Penalty("hints_unused", 0.0, False, "hints were given, but only an LLM reads them and none is set up"),
+    Penalty("llm_answer_dropped", 0.0, False, "parts of the LLM's answer named missing files or bad values"),
+    Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
+    Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
+    Penalty("llm_year", 0.10, False, "the parser and the LLM disagree on the year"),
+    Penalty("llm_season", 0.15, False, "the parser and the LLM disagree on the season"),
+    Penalty("llm_episodes", 0.15, False, "the parser and the LLM number some files differently"),
+    # the match
+    Penalty("no_provider", 1.0, True, "no metadata provider is configured"),
+    Penalty("provider_error", 0.05, False, "a metadata provider failed; its candidates are missing"),
+    Penalty("provider_unavailable", 0.0, True, "a provider was down and nothing confirmed a match; retried"),
+    Penalty("no_candidate", 1.0, True, "no provider found a candidate"),
+    Penalty("title_distance", 0.50, False, "the best candidate's names differ from the title read"),
+    Penalty("year_distance", 0.30, False, "the best candidate's year differs from the year read"),
+    Penalty("year_unknown", 0.05, False, "the release gives no year to tell films of one title apart"),
+    Penalty("type_mismatch", 0.35, False, "the best candidate is of the other media type"),
+    Penalty("small_margin", 0.15, True, "the runner-up is nearly as good as the best candidate"),
+    # the numbering
+    Penalty("season_not_found", 0.30, True, "a season in the plan does not exist at the provider"),
+    Penalty("episode_not_in_season", 0.30, True, "an episode number is beyond the provider's season"),
+    Penalty("seasons_unknown", 0.05, False, "the provider gave no episode counts to check against"),
+    Penalty("season_assumed", 0.05, False, "no season in the names; season 1 assumed"),
+    Penalty("absolute_mapped", 0.05, False, "absolute numbers were mapped onto the provider's seasons"),
+    Penalty("unmapped_video", 0.40, True, "a video file has no season/episode (or film) assigned"),
+    Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
+    Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
+    Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
+    # the pipeline
+    Penalty("no_files", 1.0, True, "qBittorrent lists no complete file for the torrent"),
+    Penalty("recognizer_error", 1.0, True, "recognition crashed; a human decides"),
+    # the layout preview
+    Penalty("folder_inherited", 0.0, False, "the title already has a folder in the library; it is reused"),
+    Penalty("folder_id_mismatch", 0.0, True, "the title's existing folder carries another id tag"),
+    Penalty("several_title_folders", 0.0, True, "the title has several live folders; merge them first"),
+    Penalty("layout_preview", 0.0, True, "the targets cannot be computed"),
+    Penalty("unsafe_path", 0.0, True, "a target or source path is unsafe"),
+    Penalty("source_missing", 0.0, True, "source files are missing on disk"),
+    Penalty("collision", 0.0, True, "a different file already holds a target path"),
+    Penalty("target_collision", 0.0, True, "two files of the plan would get the same target"),
+    Penalty("unplaced_file", 0.0, True, "a video of the plan has no target"),
+    Penalty("unplaced_track", 0.0, False, "a subtitle, audio or extra file has no target and is left out"),
+    Penalty("no_recognizer", 0.0, True, "automatic recognition is not installed"),
+)}
+
+
+def reason(code: str, message: str, scale: float = 1.0) -> Reason:
+    """A Reason for `code` from the table, its weight scaled (0..1) by how bad it is."""
+    penalty = PENALTIES[code]
+    return Reason(code, message, round(penalty.weight * max(0.0, min(scale, 1.0)), 4), penalty.blocking)
+
+
+def is_blocking(found: Reason) -> bool:
+    """Whether a reason stops automatic layout: the table's kind, or the stored flag for unknown codes."""
+    penalty = PENALTIES.get(found.code)
+    return penalty.blocking if penalty is not None else found.blocking
+
+
+def blocking(reasons: tuple[Reason, ...] | list[Reason]) -> list[Reason]:
+    """The reasons that stop automatic layout."""
+    return [r for r in reasons if is_blocking(r)]
