@@ -22,6 +22,7 @@ from typing import Any
 from jellybit import clock
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
@@ -153,12 +154,17 @@ class Worker:
         self._wake.set()
 
     @property
+    def failed_polls(self) -> int:
+        """Consecutive polls that could not reach qBittorrent (0 once it answers)."""
+        return self._failures
+
+    @property
     def poll_interval(self) -> float:
         """Seconds between polls while qBittorrent answers."""
         return self.config.poll_interval
 
     def _backoff(self) -> float:
-        return min(self.poll_interval * 2 ** max(self._failures - 1, 0), self.config.retry_max_backoff)
+        return backoff(self.poll_interval, self._failures, self.config.retry_max_backoff)
 
     async def _pause(self, seconds: float) -> None:
         try:
@@ -278,7 +284,7 @@ class Worker:
             await self._fail(download, "qbt_add_failed", exc.message)
             return
         except AdapterError as exc:
-            delay = min(self.poll_interval * 2 ** attempts, self.config.retry_max_backoff)
+            delay = backoff(self.poll_interval, attempts + 1, self.config.retry_max_backoff)
             self._add_retry[download.id] = (attempts + 1, time.monotonic() + delay)
             log.warning("adding to qBittorrent failed; retrying in %.1f s: %s", delay, exc.message,
                         **for_download(download.id))
