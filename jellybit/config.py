@@ -90,6 +90,13 @@ class MqttConfig(Section):
                                    "its retained topic before it is cleared.")
     max_payload_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Largest request payload "
                                    "accepted (a base64 .torrent must fit).")
+    response_prefix: str | None = Field(None, description="Topic prefix every response must start "
+                                        "with; an MQTT 5 response topic outside it is refused. "
+                                        "Empty = <base_topic>/response/.")
+    queue_per_client: int = Field(16, ge=1, le=10_000, description="Requests one client (one response "
+                                  "topic) may have waiting or running; past it the answer is `busy`.")
+    queue_total: int = Field(256, ge=1, le=100_000, description="Requests waiting or running in all; "
+                             "past it the answer is `busy`.")
     tls: MqttTlsConfig = Field(default_factory=MqttTlsConfig, description="TLS options.")
 
     @field_validator("url")
@@ -98,6 +105,13 @@ class MqttConfig(Section):
         if not value.startswith(("mqtt://", "mqtts://")):
             raise ValueError("must start with mqtt:// or mqtts://")
         return value
+
+    @field_validator("response_prefix")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip("/") or any(c in value for c in "+#\0")):
+            raise ValueError("must be a topic prefix without wildcards, such as jellybit/response/")
+        return value or None
 
 
 class LlmConfig(Section):

@@ -7,6 +7,7 @@ class JellybitError(Exception):
     """Base of all domain errors; `code` is stable and travels in MQTT error responses."""
 
     code = "error"
+    transient = False       # True: a retry later may succeed (an outage, a busy worker)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -10,7 +10,7 @@ import binascii
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -21,6 +21,10 @@ MAX_ID_LENGTH = 64
 MAX_CONTEXT_LENGTH = 4000
 MAX_HINT_LENGTH = 2000
 MAX_TRANSACTION_LENGTH = 128
+MAX_LIST_OFFSET = 1_000_000_000       # far beyond any history; keeps SQLite's 64-bit OFFSET safe
+MAX_EPISODE = 100_000
+MAX_FILE_OVERRIDES = 100_000
+MAX_JSON_DEPTH = 32                   # the deepest request (apply → overrides → files → …) needs 5
 
 
 class Command(StrEnum):
@@ -195,7 +199,8 @@ class ApplyOverrides(BaseModel):
     season: int | None = Field(None, ge=0, le=1000)
     provider: Literal["tmdb", "tvdb", "tvmaze", "imdb"] | None = None
     provider_id: str | None = Field(None, min_length=1, max_length=32)
-    files: dict[str, FileOverride] | None = Field(None, description="Per source path numbering.")
+    files: dict[Annotated[str, Field(max_length=4096)], FileOverride] | None = Field(
+        None, max_length=MAX_FILE_OVERRIDES, description="Per source path numbering.")
 
 
 class FileOverride(BaseModel):
@@ -204,7 +209,7 @@ class FileOverride(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     season: int | None = Field(None, ge=0, le=1000)
-    episodes: list[int] = Field(default_factory=list, max_length=50)
+    episodes: list[Annotated[int, Field(ge=0, le=MAX_EPISODE)]] = Field(default_factory=list, max_length=50)
     role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
 
 
@@ -233,7 +238,7 @@ class RejectRequest(IdRequest):
 class DeferRequest(IdRequest):
     """Keep a download in review without notifications until a time."""
 
-    until: str | None = Field(None, description="RFC 3339 time.")
+    until: str | None = Field(None, max_length=64, description="RFC 3339 time.")
     hours: float | None = Field(None, gt=0, le=24 * 365)
 
     @model_validator(mode="after")
@@ -262,10 +267,10 @@ class DeleteTitleRequest(Request):
 class ListRequest(Request):
     """History query with filters and paging."""
 
-    states: list[str] | None = Field(None, max_length=20)
+    states: list[Annotated[str, Field(max_length=32)]] | None = Field(None, max_length=20)
     text: str | None = Field(None, max_length=200)
     limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_LIST_OFFSET)
 
 
 class TitlesRequest(Request):
@@ -500,8 +505,12 @@ def parse_request(command: Command, payload: bytes) -> Request:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise ValueError(f"payload is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+        except RecursionError:
+            raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ValueError("payload must be a JSON object")
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         request = model.model_validate(data)
     except ValidationError as exc:
@@ -514,3 +523,24 @@ def parse_request(command: Command, payload: bytes) -> Request:
         request.torrent_bytes()  # validate base64 now
     return request
 
+
+
+def json_depth(value: Any) -> int:
+    """How deeply JSON containers nest in a decoded value (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest

@@ -45,6 +45,7 @@ from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument,
 UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 MAX_LIST_LIMIT = 500
+MAX_LIST_OFFSET = 1_000_000_000
 MAX_HINT_CHARS = 2000
 MAX_REASON_CHARS = 500
 
@@ -321,8 +322,8 @@ class Commands:
         query = clean_optional(text, limit=200, what="the text")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
             raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgument("'offset' must be a whole number of at least 0")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_LIST_OFFSET:
+            raise InvalidArgument(f"'offset' must be a whole number from 0 to {MAX_LIST_OFFSET}")
         items = await self.store.list_downloads(states=wanted, text=query, limit=limit, offset=offset)
         total = await self.store.count_downloads(states=wanted, text=query)
         return DownloadPage(tuple(items), total, limit, offset)
