@@ -57,6 +57,7 @@ class EventType(StrEnum):
     REVIEW_REQUESTED = "review_requested"
     DONE = "done"
     FAILED = "failed"
+    FAULT = "fault"            # a worker component failed or recovered; `id` names the component
 
 
 @dataclass(frozen=True)
@@ -456,6 +457,15 @@ class SystemStatus(Payload):
     detail: str | None = None
 
 
+class ComponentStatus(Payload):
+    """One of the worker's own background loops on `<base>/info` (poll, mqtt, …)."""
+
+    running: bool = True
+    restarts: int = 0
+    error: str | None = None
+    failed_at: str | None = None
+
+
 class InfoPayload(Payload):
     """`<base>/info`: versions and the status of every outside system (never secrets)."""
 
@@ -467,6 +477,7 @@ class InfoPayload(Payload):
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
     jellyfin: SystemStatus = Field(default_factory=SystemStatus)
+    components: dict[str, ComponentStatus] = Field(default_factory=dict)
 
 
 class LastCompleted(Payload):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -114,6 +114,10 @@ class Worker:
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
+        self._cycle_error: str | None = None
+        # Told about a failing poll cycle (and, with None, the recovery); the app wires it to its
+        # supervisor so the fault shows on `<base>/info`.
+        self.on_fault: Callable[[BaseException | None], None] = lambda _error: None
         self.housekeeping = Housekeeping(store, self.serial, bus, client, layouter, qbittorrent)
         self.serial.on_change(self._reset_trackers)
 
@@ -137,12 +141,28 @@ class Worker:
             while not self._stopping.is_set():
                 try:
                     reachable = await self.poll_once()
-                except Exception:
-                    log.exception("poll cycle failed")
+                except Exception as exc:
+                    self._cycle_failed(exc)
                     reachable = True
+                else:
+                    self._cycle_worked()
                 await self._pause(self.poll_interval if reachable else self._backoff())
         finally:
             await self.serial.drain(STOP_GRACE)
+
+    def _cycle_failed(self, exc: Exception) -> None:
+        """Log a failing cycle once per distinct error (not every poll), and report it."""
+        message = f"{type(exc).__name__}: {exc}"
+        if message != self._cycle_error:
+            log.error("poll cycle failed", exc_info=exc)
+        self._cycle_error = message
+        self.on_fault(exc)
+
+    def _cycle_worked(self) -> None:
+        if self._cycle_error is not None:
+            log.info("poll cycles work again")
+            self._cycle_error = None
+            self.on_fault(None)
 
     async def stop(self) -> None:
         """Ask the loop to end after the current cycle."""

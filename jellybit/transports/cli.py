@@ -96,8 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from jellybit import app
 
     config = _load(args)
-    asyncio.run(app.run(config))
-    return EXIT_OK
+    return EXIT_OK if asyncio.run(app.run(config)) == 0 else EXIT_ERROR
 
 
 def cmd_panel(args: argparse.Namespace) -> int:
