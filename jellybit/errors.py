@@ -50,6 +50,13 @@ class ConfirmationRequired(JellybitError):
     code = "confirmation_required"
 
 
+class Busy(JellybitError):
+    """The worker has too much of this work in hand right now; the same request later will run."""
+
+    code = "busy"
+    transient = True
+
+
 class ConfigError(JellybitError):
     """The configuration file is missing, unreadable or invalid."""
 

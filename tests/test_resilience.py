@@ -8,6 +8,7 @@ closed port, so every poll fails exactly as it does during an outage.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 import uuid
@@ -20,6 +21,7 @@ from jellybit.app import App, build_app
 from jellybit.client import JellybitClient
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, StorageConfig, WorkerConfig
 from jellybit.protocol import Command, Topics
+from tests.adapters.test_offload import pack
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import magnet
 from tests.support.services import free_port
@@ -112,6 +114,32 @@ async def test_a_failing_poll_cycle_shows_on_info_and_as_an_event_then_recovers(
                 if later["reason"] == "recovered":
                     break
         await events.aclose()
+
+
+async def test_a_flood_of_large_uploads_leaves_the_worker_answering_others(running: App) -> None:
+    """Twenty .torrent uploads at once delayed another client's `list` by 57 s when they were read on
+    the event loop; now they are read in child processes and take at most half the request workers."""
+    app = running
+    config = app.config.mqtt
+    torrents = [base64.b64encode(pack(8_000 + n)).decode() for n in range(20)]
+    finished: list[str] = []
+    async with JellybitClient(config, name="uploader") as uploader, \
+            JellybitClient(config, name="bystander") as bystander:
+        async def upload(body: str) -> str:
+            response = await uploader.request(Command.ADD, {"torrent": body}, timeout=300)
+            finished.append("upload")
+            return response.status if response.error is None else response.error.code
+
+        uploads = [asyncio.create_task(upload(body)) for body in torrents]
+        await asyncio.sleep(0.5)
+        listed = await bystander.request(Command.LIST, {}, timeout=300)
+        finished.append("list")
+        outcomes = await asyncio.gather(*uploads)
+    assert listed.status == "ok", listed.error
+    assert finished.index("list") < len(finished) - 1           # answered before the uploads were done
+    assert set(outcomes) <= {"ok", "busy"}
+    assert outcomes.count("ok") >= 4
+    assert await app.store.count_downloads() == outcomes.count("ok")
 
 
 def test_a_component_that_keeps_crashing_ends_the_process_with_status_1(tmp_path: Path,

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from jellybit import __version__, clock, ident
+from jellybit.adapters.offload import Offloader
 from jellybit.adapters.store import Store
 from jellybit.config import Config, WorkerConfig
 from jellybit.core.models import Download
@@ -76,7 +77,8 @@ class Commands:
     """Every command of spec §7, over the store, the worker and the layouter."""
 
     def __init__(self, store: Store, bus: EventBus, worker: Worker, *,
-                 worker_config: WorkerConfig | None = None, tag_prefix: str | None = None) -> None:
+                 worker_config: WorkerConfig | None = None, tag_prefix: str | None = None,
+                 parse: ingest_module.TorrentParser = ingest_module.parse_here) -> None:
         self.store = store
         self.bus = bus
         self.worker = worker
@@ -84,11 +86,14 @@ class Commands:
         self.layouter = worker.layouter
         self.max_torrent_bytes = (worker_config or worker.config).max_torrent_bytes
         self.tag_prefix = tag_prefix if tag_prefix is not None else worker.qbt.tag_prefix
+        self.parse = parse
 
     @classmethod
     def from_config(cls, config: Config, store: Store, bus: EventBus, worker: Worker) -> Commands:
-        """Build the commands for a configured worker."""
-        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix)
+        """Build the commands for a configured worker (.torrent files are read in a child process)."""
+        offloader = Offloader(timeout=config.worker.parse_timeout)
+        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix,
+                   parse=ingest_module.offloaded_parser(offloader))
 
     # ------------------------------------------------------------ helpers
 
@@ -108,6 +113,7 @@ class Commands:
         result = await ingest_module.ingest(
             self.store, source=source, torrent=torrent, context=context,
             max_torrent_bytes=self.max_torrent_bytes, tag_prefix=self.tag_prefix, actor=Actor.HUMAN,
+            parse=self.parse,
         )
         download = result.download
         if result.created:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from jellybit.adapters.offload import ChildFailed, Offloader, OverBudget
 from jellybit.adapters.store import Store
 from jellybit.core.identity import (
     SourceKind,
+    TorrentMeta,
     clean_name,
     infohash_from_hex,
     parse_source,
@@ -23,6 +25,29 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 MAX_CONTEXT_CHARS = 4000
+
+# Reads `.torrent` bytes (at most the limit) into its metadata; raises InvalidSource.
+TorrentParser = Callable[[bytes, int], Awaitable[TorrentMeta]]
+
+
+async def parse_here(data: bytes, max_bytes: int) -> TorrentMeta:
+    """Parse on the calling thread (tests, small files)."""
+    return parse_torrent(data, max_bytes)
+
+
+def offloaded_parser(offloader: Offloader) -> TorrentParser:
+    """Parse in a child process within the offloader's time budget (the worker's event loop stays free)."""
+    async def parse(data: bytes, max_bytes: int) -> TorrentMeta:
+        if not isinstance(data, bytes) or len(data) > max_bytes or data[:1] != b"d":
+            return parse_torrent(data, max_bytes)          # refused at once; no process needed
+        try:
+            return await offloader.call(parse_torrent, data, max_bytes)
+        except OverBudget as exc:
+            raise InvalidSource(f"the .torrent could not be read in time ({exc}); it is unusually "
+                                "large or complex") from None
+        except ChildFailed as exc:
+            raise InvalidSource(f"the .torrent could not be read: {exc}") from None
+    return parse
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,7 @@ async def ingest(
     max_torrent_bytes: int,
     tag_prefix: str = "jellybit-",
     actor: Actor = Actor.HUMAN,
+    parse: TorrentParser = parse_here,
 ) -> IngestResult:
     """Validate a source (magnet, URL, infohash) or .torrent bytes, then create or join a download."""
     if (source is None) == (torrent is None):
@@ -69,7 +95,7 @@ async def ingest(
                               "or a .torrent file")
     context = clean_text(context, limit=MAX_CONTEXT_CHARS, what="the context")
     if torrent is not None:
-        meta = parse_torrent(torrent, max_torrent_bytes)
+        meta = await parse(torrent, max_torrent_bytes)
         new = NewDownload(
             source_type=SourceKind.TORRENT.value, source_ref=meta.name, display_name=meta.name,
             context=context, infohashes=meta.infohashes, torrent_bytes=bytes(torrent),

@@ -4,8 +4,9 @@ One MQTT message used to become one task, without limit, so a flood of requests 
 thousand handlers (and their database pages) in memory at once. Here at most `workers` jobs
 run; each key (a client's response topic, or the request topic of clients without one) may
 have at most `per_key` jobs waiting or running, and the queue at most `total`. Past that,
-`submit` says no and the caller answers `busy` at once. Keys take turns, so one client's
-flood delays another client's request by at most one job per worker.
+`submit` says no and the caller answers `busy` at once. Keys take turns, and one key never
+runs on more than half the workers, so a flood of slow requests (large `.torrent` uploads)
+from one client always leaves a worker for everybody else.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class RequestQueue:
         self.workers = max(1, workers)
         self.per_key = max(1, per_key)
         self.total = max(1, total)
+        self.running_per_key = max(1, self.workers // 2)
+        self._running: dict[str, int] = {}
         self._waiting: dict[str, deque[Job]] = {}
         self._turns: deque[str] = deque()            # keys with waiting jobs, in turn order
         self._load: dict[str, int] = {}              # key -> jobs waiting or running
@@ -76,21 +79,26 @@ class RequestQueue:
         self._waiting.clear()
         self._turns.clear()
         self._load.clear()
+        self._running.clear()
         self._size = 0
         self._idle.set()
 
     def _next(self) -> tuple[str, Job] | None:
-        while self._turns:
+        for _ in range(len(self._turns)):
             key = self._turns.popleft()
             line = self._waiting.get(key)
             if not line:
                 self._waiting.pop(key, None)
+                continue
+            if self._running.get(key, 0) >= self.running_per_key:
+                self._turns.append(key)          # its share of workers is busy; the next key's turn
                 continue
             job = line.popleft()
             if line:
                 self._turns.append(key)
             else:
                 del self._waiting[key]
+            self._running[key] = self._running.get(key, 0) + 1
             return key, job
         return None
 
@@ -113,6 +121,12 @@ class RequestQueue:
                 self._size -= 1
                 if self._size <= 0:
                     self._idle.set()
+                running = self._running.get(key, 1) - 1
+                if running > 0:
+                    self._running[key] = running
+                else:
+                    self._running.pop(key, None)
+                self._ready.set()                # a key held back by its share may run now
                 left = self._load.get(key, 1) - 1
                 if left > 0:
                     self._load[key] = left

@@ -70,3 +70,32 @@ async def test_at_most_workers_jobs_run_at_once_and_a_failing_job_kills_no_worke
     assert done == 30
     assert peak == 3
     await queue.stop()
+
+
+async def test_one_key_never_takes_more_than_half_the_workers() -> None:
+    queue = RequestQueue(workers=4, per_key=50, total=100)
+    gate = asyncio.Event()
+    running: dict[str, int] = {"slow": 0}
+    peak = 0
+    other_ran = asyncio.Event()
+
+    async def slow() -> None:
+        nonlocal peak
+        running["slow"] += 1
+        peak = max(peak, running["slow"])
+        await gate.wait()
+        running["slow"] -= 1
+
+    async def other() -> None:
+        other_ran.set()
+
+    for _ in range(10):
+        queue.submit("uploads", slow)
+    queue.start()
+    await asyncio.sleep(0.01)
+    queue.submit("someone else", other)
+    await asyncio.wait_for(other_ran.wait(), 5)      # runs while the uploads still hold their workers
+    assert peak == 2
+    gate.set()
+    await asyncio.wait_for(queue.join(), 10)
+    await queue.stop()
