@@ -101,7 +101,8 @@ async def test_tmdb_series_details_have_seasons_and_ids(fake_tmdb: FakeTmdb, mak
     assert fargo.details["original_language"] == "en"
     assert fargo.url == "https://www.themoviedb.org/tv/60622"
     (call,) = fake_tmdb.calls("/tv/60622")
-    assert set(call.param("append_to_response").split(",")) == {"alternative_titles", "external_ids"}
+    assert set(call.param("append_to_response").split(",")) == {
+        "alternative_titles", "external_ids", "translations"}
 
 
 async def test_tmdb_movie_details_have_aliases_and_no_seasons(
@@ -109,7 +110,7 @@ async def test_tmdb_movie_details_have_aliases_and_no_seasons(
 ) -> None:
     fake_catalogue.by("tmdb", "603").aliases.append("Matrix")
     matrix = await make(fake_tmdb).details("movie", "603")
-    assert matrix.details["aliases"] == ["Matrix"]
+    assert matrix.details["aliases"] == ["Matrix", "Матрица"]        # alternative titles, translations
     assert matrix.details["external_ids"] == {"imdb": "tt0133093"}
     assert "seasons" not in matrix.details
 
@@ -133,7 +134,7 @@ async def test_tvdb_search_and_details(fake_tvdb: FakeTvdb, make) -> None:
     assert (call.param("type"), call.param("year")) == ("series", "2014")
     details = await provider.details("series", "269613")
     assert details.details["seasons"] == FARGO_SEASONS
-    assert details.details["external_ids"] == {"imdb": "tt2802850"}
+    assert details.details["external_ids"] == {"imdb": "tt2802850", "tmdb": "60622", "tvmaze": "1006"}
 
 
 async def test_tvdb_movies_are_not_searched(fake_tvdb: FakeTvdb, make) -> None:
