@@ -27,6 +27,7 @@ pytest_plugins = [
     "tests.support.qbittorrent",
     "tests.support.media",
     "tests.support.engine",
+    "tests.support.decisions",
 ]
 
 

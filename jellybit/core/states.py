@@ -47,7 +47,7 @@ TRANSITIONS: dict[tuple[State, State], str] = {
     (State.RECOGNIZING, State.REVIEW): "needs a human decision",
     (State.RECOGNIZING, State.FAILED): "source files vanished",
     (State.REVIEW, State.APPLYING): "apply",
-    (State.REVIEW, State.RECOGNIZING): "refine",
+    (State.REVIEW, State.RECOGNIZING): "refine, or retry after a metadata outage",
     (State.REVIEW, State.CANCELLED): "reject",
     (State.APPLYING, State.DONE): "laid out",
     (State.APPLYING, State.REVIEW): "collision",

@@ -66,6 +66,7 @@ class FakeHttpServer:
     def __init__(self) -> None:
         self.requests: list[LoggedRequest] = []
         self._scripts: list[_Script] = []
+        self.outage: Reply | None = None     # while set, every request gets this reply (a down service)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -137,6 +138,8 @@ class FakeHttpServer:
 
     def _take_script(self, path: str) -> Reply | None:
         with self._lock:
+            if self.outage is not None:
+                return self.outage
             for script in self._scripts:
                 if script.path is None or path.startswith(script.path):
                     script.times -= 1

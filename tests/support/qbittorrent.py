@@ -255,7 +255,7 @@ def infohashes(torrent: bytes) -> tuple[str, str]:
     return v1, v2
 
 
-def seeded_torrent(save_path: Path, name: str, files: dict[str, int] | None = None, *,
+def seeded_torrent(save_path: Path, name: str, files: dict[str, int | bytes] | None = None, *,
                    kind: str = "v1", seed: int = 0) -> SeededTorrent:
     """Create `save_path/name/...` and a trackerless .torrent of it (kind v1 | v2 | hybrid)."""
     files = files or {"track0.bin": 96_000, "sub/track1.bin": 64_000}

@@ -9,12 +9,15 @@ import torf
 from torrentfile.torrent import TorrentFileHybrid, TorrentFileV2
 
 
-def make_content(root: Path, name: str, files: dict[str, int], seed: int = 0) -> Path:
-    """Create `root/name/<relative path>` files of the given sizes with pseudo-random bytes."""
+def make_content(root: Path, name: str, files: dict[str, int | bytes], seed: int = 0) -> Path:
+    """Create `root/name/<relative path>` files: of a size (pseudo-random bytes) or with given bytes."""
     base = root / name
     for relative, size in files.items():
         path = base / relative
         path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(size, bytes):
+            path.write_bytes(size)
+            continue
         rng = bytes((i * 31 + seed + len(relative)) % 251 for i in range(min(size, 4096)))
         with path.open("wb") as handle:
             remaining = size

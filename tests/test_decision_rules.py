@@ -1,0 +1,120 @@
+"""The decision rules end to end, in each LLM mode: what is laid out by itself, what asks a human.
+
+Real worker, qbittorrent-nox and mosquitto; TMDB, TVDB, TVMaze and the LLM are local fakes with
+the real API shapes (`tests/support/decisions.py`). Every case asserts the final state and the
+exact library tree. The bar (issue 11): no wrong layout in any mode, and every case whose evidence
+agrees is automatic in every mode — an LLM that is down is never worse than none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from jellybit.core.states import State
+from tests.support.decisions import LLM_MODES, Case, DecisionStack
+from tests.support.fake_http import Reply
+from tests.support.fake_metadata import Catalogue, FakeTitle
+from tests.support.fake_openai import file_entry, llm_answer
+
+pytestmark = pytest.mark.parametrize("decisions", LLM_MODES, indirect=True)
+
+FARGO = "series/Fargo (2014) [tvdbid-269613]"
+_EPISODE = re.compile(r"(?i)s(\d{1,2})e(\d{1,3})")
+
+
+def series_answer(title: str, year: int, *, original: str | None = None,
+                  numbers: Mapping[str, tuple[int, int]] | None = None) -> Any:
+    """The LLM reads a series: every video numbered from its SxxEyy (or `numbers` by file name)."""
+    def answer(listed: Mapping[str, str]) -> dict[str, Any]:
+        files = []
+        for ref, path in listed.items():
+            name = path.rsplit("/", 1)[-1]
+            found = _EPISODE.search(name)
+            season, episode = numbers.get(name, (None, None)) if numbers else (None, None)
+            if found:
+                season, episode = int(found.group(1)), int(found.group(2))
+            if path.endswith(".mkv") and episode is not None:
+                files.append(file_entry(ref, "video", season=season, episodes=[episode]))
+        return llm_answer("series", title, year, files, original_title=original)
+    return answer
+
+
+def season(name: str, number: int, episodes: int, *, seed: int = 0, context: str = "") -> Case:
+    """A season pack of `Fargo` named `name`."""
+    files: dict[str, int | bytes] = {f"Fargo.S{number:02d}E{e:02d}.1080p.WEB-DL.mkv": 40_000 + e
+                                     for e in range(1, episodes + 1)}
+    files["Fargo.nfo"] = 300
+    return Case(name, files, context=context, seed=seed, answer=series_answer("Fargo", 2014))
+
+
+@pytest.fixture
+def catalogue(fake_catalogue: Catalogue) -> Catalogue:
+    """The default catalogue plus an anime and a show with specials."""
+    fake_catalogue.add(FakeTitle(
+        "series", "Attack on Titan", 2013, original_title="進撃の巨人", original_language="ja",
+        aliases=["Shingeki no Kyojin"], seasons={0: 9, 1: 25, 2: 12, 3: 22, 4: 30}, tmdb_id=1429,
+        tvdb_id=267440, tvmaze_id=919, imdb_id="tt2560140", slug="attack-on-titan",
+        overview="Humanity fights the Titans."))
+    fake_catalogue.add(FakeTitle(
+        "series", "Sherlock", 2010, seasons={0: 2, 1: 3, 2: 3, 3: 3, 4: 3}, tmdb_id=19885, tvdb_id=176941,
+        tvmaze_id=335, imdb_id="tt1475582", slug="sherlock", overview="A modern Sherlock Holmes."))
+    return fake_catalogue
+
+
+async def test_a_season_pack_then_its_next_season_converge_automatically(decisions: DecisionStack) -> None:
+    first = await decisions.run(season("Fargo.S01.1080p.WEB-DL", 1, 3))
+    assert first.state is State.DONE, first.reasons
+    second = await decisions.run(season("Fargo.S02.1080p.WEB-DL", 2, 2, seed=1,
+                                        context="Фарго, второй сезон, русская озвучка"))
+    assert second.state is State.DONE, second.reasons
+    assert any(r.startswith("folder_inherited") for r in second.reasons)
+    assert decisions.tree() == [
+        f"{FARGO}/Season 01/Fargo S01E01.mkv", f"{FARGO}/Season 01/Fargo S01E02.mkv",
+        f"{FARGO}/Season 01/Fargo S01E03.mkv",
+        f"{FARGO}/Season 02/Fargo S02E01.mkv", f"{FARGO}/Season 02/Fargo S02E02.mkv",
+    ]
+
+
+async def test_a_special_goes_to_season_00(decisions: DecisionStack, catalogue: Catalogue) -> None:
+    name = "Sherlock.S00E01.The.Abominable.Bride.1080p.BluRay.x264"
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 70_000},
+                                       answer=series_answer("Sherlock", 2010)))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == ["series/Sherlock (2010) [tvdbid-176941]/Season 00/Sherlock S00E01.mkv"]
+
+
+async def test_an_anime_episode_under_its_romaji_name(decisions: DecisionStack, catalogue: Catalogue) -> None:
+    name = "[SubsPlease] Shingeki no Kyojin - 05 (1080p) [A1B2C3D4]"
+    answer = series_answer("Attack on Titan", 2013, original="Shingeki no Kyojin",
+                           numbers={f"{name}.mkv": (1, 5)})
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 60_000}, answer=answer))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == [
+        "series/Attack on Titan (2013) [tvdbid-267440]/Season 01/Attack on Titan S01E05.mkv"]
+    assert not any(r.startswith("llm_title") for r in outcome.reasons)
+
+
+async def test_a_metadata_outage_is_retried_without_a_human(decisions: DecisionStack, fake_tmdb: Any,
+                                                            fake_tvdb: Any, fake_tvmaze: Any) -> None:
+    down = Reply(503, {"message": "Service Unavailable"})
+    for fake in (fake_tmdb, fake_tvdb, fake_tvmaze):
+        fake.outage = down
+    download_id = await decisions.add(season("Fargo.S01.1080p.WEB-DL", 1, 2))
+    waiting = await decisions.settle(download_id)
+    assert waiting.state is State.REVIEW
+    assert any(r.startswith("provider_unavailable") for r in waiting.reasons), waiting.reasons
+    for fake in (fake_tmdb, fake_tvdb, fake_tvmaze):
+        fake.outage = None
+    deadline = asyncio.get_running_loop().time() + 60
+    while (await decisions.app.store.get_download(download_id)).state is not State.DONE:
+        assert asyncio.get_running_loop().time() < deadline, "not recognized again after the outage"
+        await asyncio.sleep(0.1)
+    assert decisions.tree() == [f"{FARGO}/Season 01/Fargo S01E01.mkv", f"{FARGO}/Season 01/Fargo S01E02.mkv"]
+    history = [(t.from_state, t.to_state, t.actor.value)
+               for t in await decisions.app.store.transitions(download_id)]
+    assert (State.REVIEW, State.RECOGNIZING, "worker") in history
