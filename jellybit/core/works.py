@@ -104,6 +104,9 @@ def combine(base: Candidate, extra: Candidate) -> Candidate:
                     merged.setdefault(str(name), value)
         if merged:
             details[key] = merged
+    # A listing's own page (with its slug) beats a page built from an id another provider gave.
+    own_pages = {extra.provider: extra.url, base.provider: base.url}
+    details["links"] = {**details.get("links", {}), **{k: v for k, v in own_pages.items() if v}}
     original = base.original_title or extra.original_title
     return replace(
         base,
@@ -185,7 +188,7 @@ def merge(listings: Sequence[Candidate], preference: Sequence[str]) -> Candidate
     result = with_ids(ordered[0])
     for other in ordered[1:]:
         result = combine(result, other)
-    return result
+    return with_ids(result)
 
 
 def same_work(a: Candidate, b: Candidate) -> bool:
