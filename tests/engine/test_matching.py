@@ -12,6 +12,7 @@ from jellybit.core.confidence import Reading
 from jellybit.core.models import NewDownload
 from jellybit.core.plan import Candidate, MediaType, Plan, RecognitionDraft
 from jellybit.engine.matching import Match, Matcher
+from jellybit.transports.payloads import candidate_rows
 from tests.engine.test_recognizer import GB, recognizer, request
 
 SERIES = MediaType.SERIES
@@ -142,8 +143,18 @@ def _draft(*candidates: Candidate) -> RecognitionDraft:
     return RecognitionDraft(SERIES, "x", None, Plan(()), candidates=candidates)
 
 
-async def test_reloaded_details_round_trip_exactly(providers: list[Any], store: Store) -> None:
+async def test_reloaded_details_round_trip_and_reach_the_review_payload(
+    providers: list[Any], store: Store,
+) -> None:
     outcome = await match(providers, "The Office")
     created = await store.create_download_if_no_active(NewDownload("magnet", "The Office", "m", ""))
     saved = await store.save_recognition(created.download.id, _draft(*outcome.candidates))
     assert [c.details for c in saved.candidates] == [c.details for c in outcome.candidates]
+    rows = {row.provider_id: row for row in candidate_rows(saved)}
+    us, uk = rows["73244"], rows["78107"]
+    assert (us.country, us.network, us.first_year, us.last_year, us.season_count) == (
+        "US", "NBC", 2005, 2013, 9)
+    assert (uk.country, uk.network, uk.first_year, uk.last_year, uk.season_count) == (
+        "GB", "BBC Two", 2001, 2003, 2)
+    assert uk.links["imdb"] == "https://www.imdb.com/title/tt0290978/"
+    assert set(uk.links) == {"tmdb", "tvdb", "tvmaze", "imdb"}
