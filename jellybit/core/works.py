@@ -3,27 +3,30 @@
 TMDB, TVDB and TVMaze list the same show under their own ids and say which ids the others use
 (TMDB's `external_ids`, TVDB's `remoteIds`, TVMaze's `externals`). Listings that share an id are one
 work; listings whose ids contradict each other never are; only when no id says either way do a
-shared name (country tags aside), a year at most one apart and compatible countries join them.
-The merged candidate speaks for the provider Jellyfin's folder id should name and carries every
-provider's id and page, and the union of their names, so title comparison sees them all.
+shared title or original title (country tags aside), a year at most one apart and compatible
+countries join them. The merged candidate speaks for the provider Jellyfin's folder id should name
+and carries every provider's id and page, and the union of their names (aliases, translations), so
+title comparison sees them all.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from jellybit.core.confidence import candidate_countries, candidate_names, untagged
+from jellybit.core.confidence import candidate_countries, untagged
 from jellybit.core.plan import Candidate, MediaType
-from jellybit.core.titles import titles_distance
+from jellybit.core.titles import normalize_title, titles_distance
 
 ID_KEYS = ("tmdb", "tvdb", "tvmaze", "imdb")
 SAME_NAME = 0.05             # title distance at which two listings carry one name
 _ID_SHAPE = {"imdb": re.compile(r"tt\d{5,12}")}
 _DIGITS = re.compile(r"\d{1,12}")
-# Details a merged candidate takes from the first listing that has them (the preferred one first).
+# Details that a merged candidate unites from all its listings; every other key comes from the
+# first listing that has it, the preferred provider's first.
 _UNION_KEYS = ("aliases", "external_ids", "ids", "links")
 
 
@@ -118,42 +121,65 @@ def combine(base: Candidate, extra: Candidate) -> Candidate:
     )
 
 
-class _Group:
-    """Listings believed to be one work, with the union of their ids."""
+@dataclass(frozen=True)
+class _Listing:
+    """What joining needs of one listing, computed once."""
 
-    def __init__(self, listing: Candidate) -> None:
+    candidate: Candidate
+    ids: dict[str, str]
+    countries: frozenset[str]
+    names: tuple[str, ...]          # title and original title, also without a country tag
+    normalized: frozenset[str]
+
+    @classmethod
+    def of(cls, candidate: Candidate) -> _Listing:
+        names = untagged(n for n in (candidate.title, candidate.original_title) if n)
+        return cls(candidate, listing_ids(candidate), frozenset(candidate_countries(candidate)), names,
+                   frozenset(normalize_title(n) for n in names))
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_name(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return titles_distance(a, b)[0] <= SAME_NAME
+
+
+def _same_name(a: _Listing, b: _Listing) -> bool:
+    """Two listings that carry one name (title or original title, country tags aside) a year apart at most."""
+    x, y = a.candidate, b.candidate
+    if x.year and y.year and abs(x.year - y.year) > 1:
+        return False
+    # Aliases are left out on purpose: translations of different works collide, and comparing them
+    # all would cost seconds; the ids join what the titles cannot.
+    return bool(a.normalized & b.normalized) or _one_name(a.names, b.names)
+
+
+class _Group:
+    """Listings believed to be one work, with the union of their ids and countries."""
+
+    def __init__(self, listing: _Listing) -> None:
         self.listings = [listing]
-        self.ids = listing_ids(listing)
+        self.ids = dict(listing.ids)
+        self.countries = set(listing.countries)
+        self.media_type = listing.candidate.media_type
 
     def absorb(self, other: _Group) -> None:
         self.listings.extend(other.listings)
         for key, value in other.ids.items():
             self.ids.setdefault(key, value)
+        self.countries |= other.countries
 
     def conflicts(self, other: _Group) -> bool:
+        if self.media_type != other.media_type:
+            return True                 # a film and a show are never one work
         return any(other.ids.get(key, value) != value for key, value in self.ids.items())
 
     def shares_an_id(self, other: _Group) -> bool:
         return any(other.ids.get(key) == value for key, value in self.ids.items())
 
-    def media_type(self) -> MediaType | None:
-        return next((c.media_type for c in self.listings if c.media_type is not None), None)
-
     def same_name(self, other: _Group) -> bool:
-        if self.media_type() != other.media_type():
+        if self.countries and other.countries and not self.countries & other.countries:
             return False
-        ours = set().union(*(candidate_countries(c) for c in self.listings))
-        theirs = set().union(*(candidate_countries(c) for c in other.listings))
-        if ours and theirs and not ours & theirs:
-            return False
-        for a in self.listings:
-            for b in other.listings:
-                if a.year and b.year and abs(a.year - b.year) > 1:
-                    continue
-                names_a, names_b = untagged(candidate_names(a)), untagged(candidate_names(b))
-                if titles_distance(names_a, names_b)[0] <= SAME_NAME:
-                    return True
-        return False
+        return any(_same_name(a, b) for a in self.listings for b in other.listings)
 
 
 def _join(groups: list[_Group], by_name: bool) -> None:
@@ -164,7 +190,7 @@ def _join(groups: list[_Group], by_name: bool) -> None:
             for second in groups[i + 1:]:
                 if first.conflicts(second):
                     continue
-                if second.shares_an_id(first) if not by_name else second.same_name(first):
+                if second.same_name(first) if by_name else second.shares_an_id(first):
                     first.absorb(second)
                     groups.remove(second)
                     joined = True
@@ -175,10 +201,10 @@ def _join(groups: list[_Group], by_name: bool) -> None:
 
 def group_works(listings: Iterable[Candidate]) -> list[list[Candidate]]:
     """The listings grouped into works: by shared ids first, then by name where no id contradicts."""
-    groups = [_Group(c) for c in listings]
+    groups = [_Group(_Listing.of(c)) for c in listings]
     _join(groups, by_name=False)
     _join(groups, by_name=True)
-    return [g.listings for g in groups]
+    return [[listing.candidate for listing in g.listings] for g in groups]
 
 
 def merge(listings: Sequence[Candidate], preference: Sequence[str]) -> Candidate:
@@ -193,7 +219,7 @@ def merge(listings: Sequence[Candidate], preference: Sequence[str]) -> Candidate
 
 def same_work(a: Candidate, b: Candidate) -> bool:
     """Whether two listings are one work by the rules above (ids first, then the name)."""
-    first, second = _Group(a), _Group(b)
+    first, second = _Group(_Listing.of(a)), _Group(_Listing.of(b))
     if first.conflicts(second):
         return False
     return first.shares_an_id(second) or first.same_name(second)

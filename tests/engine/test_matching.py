@@ -158,3 +158,23 @@ async def test_reloaded_details_round_trip_and_reach_the_review_payload(
         "GB", "BBC Two", 2001, 2003, 2)
     assert uk.links["imdb"] == "https://www.imdb.com/title/tt0290978/"
     assert set(uk.links) == {"tmdb", "tvdb", "tvmaze", "imdb"}
+
+
+@pytest.mark.parametrize(("name", "expected"), [("Shameless.2011.S01E01.720p.HDTV", "161511"),
+                                                 ("Shameless.2004.S01E01.DVDRip", "79044")])
+async def test_a_year_in_the_release_name_lays_the_right_show_out(
+    providers: list[Any], name: str, expected: str,
+) -> None:
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", GB)]))
+    assert (draft.provider, draft.provider_id) == ("tvdb", expected)
+    assert draft.automatic, draft.reasons
+
+
+async def test_without_year_or_country_the_review_names_both_shows(providers: list[Any]) -> None:
+    name = "Shameless.S05E03.720p.HDTV"
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", GB)]))
+    assert not draft.automatic
+    (margin,) = [r for r in draft.reasons if r.code == "small_margin"]
+    assert "(2011, US, Showtime)" in margin.message
+    assert "(2004, GB, Channel 4)" in margin.message
+    assert len(draft.candidates) == 2
