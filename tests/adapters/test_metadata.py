@@ -20,10 +20,11 @@ from jellybit.adapters.metadata import (
     TvmazeProvider,
     build_cache,
     build_providers,
+    close_providers,
     status,
 )
 from jellybit.adapters.metadata.base import retry_after_seconds
-from jellybit.config import MetadataConfig, TmdbConfig
+from jellybit.config import MetadataConfig, TmdbConfig, TvmazeConfig
 from jellybit.core.plan import MediaType
 from jellybit.core.ports import MetadataQuery
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
@@ -280,7 +281,7 @@ async def test_details_are_cached_too(fake_tvdb: FakeTvdb, store, make) -> None:
 
 
 async def test_without_a_store_a_memory_cache_is_used(fake_tmdb: FakeTmdb) -> None:
-    config = MetadataConfig(tmdb=fake_tmdb.config())
+    config = MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False))
     (provider,) = build_providers(config, None, policy=FAST)
     try:
         await provider.search(MetadataQuery("Fargo", "movie"))
@@ -484,6 +485,14 @@ async def test_build_providers_keeps_only_enabled_ones(fake_tmdb: FakeTmdb, fake
     assert found["tvmaze"].ok
     assert not found["tvdb"].enabled
     assert fake_tmdb.calls("/configuration")
+
+
+async def test_tvmaze_alone_is_the_default() -> None:
+    providers = build_providers(MetadataConfig(), None)
+    try:
+        assert [p.name for p in providers] == ["tvmaze"]
+    finally:
+        await close_providers(providers)
 
 
 def test_enabled_provider_without_a_key_is_a_config_error() -> None:
