@@ -2,7 +2,7 @@
 
 Pure functions over bytes and strings; the file reading and the language detector live in
 `adapters/subtitles.py`. Decoding follows the order a human would: a byte-order mark, then
-strict UTF-8, then UTF-16 without a mark (NUL bytes on one side), then a single-byte guess
+UTF-16 without a mark (NUL bytes on one side), then strict UTF-8, then a single-byte guess
 between cp1251 (Cyrillic) and cp1252/latin-1 (Western) from the byte statistics — a guess the
 caller must confirm with a confident detection of a language written in that script.
 """
@@ -82,9 +82,9 @@ def _utf16_without_bom(data: bytes) -> str | None:
         return None
     even = head[0::2].count(0) / pairs
     odd = head[1::2].count(0) / pairs
-    if odd > 0.3 and even < 0.05:
+    if odd > 0.1 and even < 0.01:
         return "utf-16-le"
-    if even > 0.3 and odd < 0.05:
+    if even > 0.1 and odd < 0.01:
         return "utf-16-be"
     return None
 
@@ -124,18 +124,19 @@ def decode_head(data: bytes, *, complete: bool = False) -> Decoded | None:
         if data.startswith(bom):
             text = _incremental(data[len(bom):], encoding, complete, errors="replace")
             return Decoded(text, encoding) if _is_text(text) else None
+    if b"\0" in data:
+        # Text in an 8-bit encoding has no NUL bytes; UTF-16 has them on one side (its ASCII characters).
+        wide = _utf16_without_bom(data)
+        if wide is None:
+            return None
+        text = _incremental(data, wide, complete, errors="replace")
+        return Decoded(text, wide, guessed=True) if _is_text(text) else None
     try:
         text = _incremental(data, "utf-8", complete)
     except UnicodeDecodeError:
         pass
     else:
         return Decoded(text, "utf-8") if _is_text(text) else None
-    wide = _utf16_without_bom(data)
-    if wide is not None:
-        text = _incremental(data, wide, complete, errors="replace")
-        return Decoded(text, wide, guessed=True) if _is_text(text) else None
-    if b"\0" in data:
-        return None
     # The statistics are taken over the cues alone: an ASS header is long and all ASCII.
     # latin-1 maps every byte to one character, so the markup parses the same in any 8-bit encoding.
     content = "\n".join(cue_texts(data.decode("latin-1"))).encode("latin-1", errors="ignore")

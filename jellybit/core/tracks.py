@@ -59,17 +59,17 @@ def settle_known(
             pinned = overrides.files.get(item.source)
             language, flags = (pinned.language, pinned.flags) if pinned is not None else (None, None)
             notes = []
+            if flags is not None and _flags(flags) != item.flags:
+                notes.append("flags pinned by a human: " + (", ".join(_flags(flags)) or "none"))
             if language:
                 if language != item.language:
-                    notes.append(f"language {language} pinned by a human")
+                    notes.insert(0, f"language {language} pinned by a human")
             elif item.language is None and item.source in llm:
                 language = language_code(llm[item.source].language)
                 if language:
                     notes.append(f"language {language} from {source}")
                     if flags is None and not item.flags and llm[item.source].flags:
-                        flags = llm[item.source].flags
-            if flags is not None and _flags(flags) != item.flags:
-                notes.append("flags pinned by a human: " + (", ".join(_flags(flags)) or "none"))
+                        flags = llm[item.source].flags       # a previous recognition's flags
             if notes:
                 flagged = item.flags if flags is None else _flags(flags)
                 item = _noted(item.with_(language=language or item.language, flags=flagged), "; ".join(notes))
