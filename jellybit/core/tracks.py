@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from jellybit.core.confidence import reason
+from jellybit.core.frozen import evolve
 from jellybit.core.languages import language_code
 from jellybit.core.names import source_ext
 from jellybit.core.plan import PlanItem, Reason, Role
@@ -40,8 +41,9 @@ class Sampling:
     unread: frozenset[str] = frozenset()
 
 
-def _noted(item: PlanItem, text: str) -> PlanItem:
-    return item.with_(note=f"{item.note}; {text}" if item.note else text)
+def _noted(item: PlanItem, text: str, **changes: object) -> PlanItem:
+    # evolve, not dataclasses.replace: a season pack changes thousands of items here
+    return evolve(item, note=f"{item.note}; {text}" if item.note else text, **changes)
 
 
 def _flags(flags: Collection[str]) -> tuple[str, ...]:
@@ -72,7 +74,7 @@ def settle_known(
                         flags = llm[item.source].flags       # a previous recognition's flags
             if notes:
                 flagged = item.flags if flags is None else _flags(flags)
-                item = _noted(item.with_(language=language or item.language, flags=flagged), "; ".join(notes))
+                item = _noted(item, "; ".join(notes), language=language or item.language, flags=flagged)
         out.append(item)
     return out
 
@@ -139,9 +141,9 @@ def apply_samples(
                        "its similar files read as different languages" if found else not_read)
                 out[index] = _noted(item, f"language unknown: {why}")
                 continue
-            item = _noted(item.with_(language=language), f"language {language} {how}")
+            item = _noted(item, f"language {language} {how}", language=language)
             if sdh and not item.flags and source not in pinned_flags:
-                item = _noted(item.with_(flags=("sdh",)), f"hearing-impaired: {sdh}")
+                item = _noted(item, f"hearing-impaired: {sdh}", flags=("sdh",))
             out[index] = item
             detected.append(index)
     return _untitle(_mark_forced(out, detected, pinned_flags), detected)
@@ -167,8 +169,8 @@ def _mark_forced(
             continue
         full = largest[(item.attached_to, item.language, source_ext(item.source))]
         if full >= FORCED_MIN_FULL_BYTES and 0 < item.size <= FORCED_MAX_SHARE * full:
-            items[index] = _noted(item.with_(flags=("forced",)), f"forced: {item.size} bytes against "
-                                  f"{full} for the full {item.language} track of its video")
+            items[index] = _noted(item, f"forced: {item.size} bytes against {full} for the full "
+                                  f"{item.language} track of its video", flags=("forced",))
     return items
 
 
@@ -180,7 +182,7 @@ def _untitle(items: list[PlanItem], detected: Sequence[int]) -> list[PlanItem]:
         item = items[index]
         key = (item.attached_to, item.role, item.language, item.flags, source_ext(item.source))
         if item.track_title and shares[key] == 1:
-            items[index] = item.with_(track_title=None)
+            items[index] = evolve(item, track_title=None)
     return items
 
 
