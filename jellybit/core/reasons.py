@@ -54,6 +54,9 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
     Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
     Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
+    Penalty("subtitle_language_unknown", 0.0, False, "a subtitle's language is in neither its name, the "
+            "LLM's answer nor (readably) its text; it is linked without a language tag"),
+    Penalty("llm_role_refused", 0.0, False, "the LLM's file roles would leave no main video; not used"),
     # the pipeline
     Penalty("no_files", 1.0, True, "qBittorrent lists no complete file for the torrent"),
     Penalty("recognizer_error", 1.0, True, "recognition crashed; a human decides"),

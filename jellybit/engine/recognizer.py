@@ -32,6 +32,7 @@ from jellybit.core.plan import (
 )
 from jellybit.core.planning import (
     Overrides,
+    apply_llm_roles,
     apply_roles,
     group_films,
     number_series,
@@ -46,10 +47,12 @@ from jellybit.core.ports import (
     MetadataProvider,
     PromptFile,
     RecognitionRequest,
+    SubtitleSampler,
 )
 from jellybit.core.release import Release, parse_many, parse_release
 from jellybit.core.titles import titles_distance
 from jellybit.engine.matching import Match, Matcher, describe
+from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
 from jellybit.logs import for_download
 
@@ -88,9 +91,9 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
         return None
     files = tuple(
         LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
-                      extra_kind=i.extra_kind, language=i.language,
+                      extra_kind=i.extra_kind, language=i.language, flags=i.flags,
                       work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
-        for i in previous.plan.items if i.role is Role.VIDEO
+        for i in previous.plan.items
     )
     return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
                      title=previous.title, original_title=previous.original_title, year=previous.year,
@@ -145,8 +148,9 @@ class Recognizer:
     """Implements the Recognizer port; an LLM or provider outage becomes a reason, never an exception."""
 
     def __init__(self, *, llm: LlmClient | None, providers: Sequence[MetadataProvider],
-                 config: RecognitionConfig) -> None:
+                 config: RecognitionConfig, languages: SubtitleSampler | None = None) -> None:
         self._llm = llm
+        self._languages = languages
         self._providers = list(providers)
         self._config = config
 
@@ -280,6 +284,15 @@ class Recognizer:
         reasons: list[Reason] = []
         answer = await self._ask(request, items, torrent, reasons)
         llm_files = {f.path: f for f in answer.files} if answer else {}
+        # The LLM's file roles and track languages (step 3 of docs/recognition.md), then the texts'.
+        said = "the LLM" if request.use_llm else "the previous recognition"
+        items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
+        if [i.source for i in items if i.role is Role.VIDEO] != videos:
+            videos = [i.source for i in items if i.role is Role.VIDEO]
+            releases = dict(zip(videos, parse_many(videos), strict=True))
+        items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
+                                                   llm_files, source=said)
+        reasons.extend([*refused, *track_reasons])
         understanding = self._understand(torrent, releases, answer, overrides, request.chosen, reasons)
         reading = understanding.reading
         decided = bool(overrides.provider and overrides.provider_id) or request.chosen is not None
