@@ -20,6 +20,7 @@ from jellybit.core.context_words import TERMS
 
 MAX_CONTEXT_CHARS = 4000         # as ingest accepts it; anything longer is cut here too
 MAX_TITLE_CHARS = 200
+MAX_SHOWN_CHARS = 80             # the words a finding came from, as a message quotes them
 YEARS = (1870, 2200)
 MAX_SEASON = 3000                # year-numbered seasons (S2024) exist
 MAX_EPISODE = 20_000
@@ -39,7 +40,8 @@ class Finding:
         """`season 2 (“второй сезон”)` for a human."""
         if self.what == "title":
             return _DESCRIBE["title"](self.value)
-        return f"{_DESCRIBE[self.what](self.value)} (“{self.words}”)"
+        words = self.words if len(self.words) <= MAX_SHOWN_CHARS else self.words[:MAX_SHOWN_CHARS - 1] + "…"
+        return f"{_DESCRIBE[self.what](self.value)} (“{words}”)"
 
 
 _DESCRIBE: dict[str, Callable[[str | int], str]] = {
@@ -48,7 +50,8 @@ _DESCRIBE: dict[str, Callable[[str | int], str]] = {
     "audio_language": lambda v: f"audio language {v}",
     "subtitle_language": lambda v: f"subtitle language {v}",
     "provider": lambda v: _provider_label(str(v)),
-    "imdb": lambda v: f"IMDb {v}", "title": lambda v: f"title “{v}”",
+    "imdb": lambda v: f"IMDb {v}",
+    "title": lambda v: f"title “{v}”" if len(str(v)) <= MAX_SHOWN_CHARS else f"title “{str(v)[:79]}…”",
 }
 
 
@@ -79,11 +82,6 @@ class ContextReading:
     found: tuple[Finding, ...] = ()          # in the order of the text
     unused: tuple[str, ...] = ()             # words read as nothing, original spelling, in order
     ignored: tuple[Finding, ...] = ()        # a second, different value of a field (also unused)
-
-    @property
-    def empty(self) -> bool:
-        """Nothing read and nothing left over."""
-        return not self.found and not self.unused
 
 
 # ------------------------------------------------------------------------------------------ patterns
@@ -133,7 +131,8 @@ def _compile_each(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(_compile(p) for p in patterns)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+# control, zero-width and bidi characters, and lone surrogates (they cannot be encoded to send or store)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _TAIL = r"(?:[^\s\"'«»“”‘’„<>]*[^\s\"'«»“”‘’„<>.,;:!?)\]])?"
 _URL_TMDB = re.compile(r"(?:https?://)?(?:www\.)?themoviedb\.org/(tv|movie)/(\d{1,10})" + _TAIL, re.I)
 _URL_TVDB = re.compile(r"(?:https?://)?(?:www\.)?thetvdb\.com/(?:\S*?[?&]id=|(?:dereferrer/)?series/)"
@@ -301,7 +300,7 @@ _RANGES = {"year": YEARS, "season": (0, MAX_SEASON), "episode": (0, MAX_EPISODE)
 
 
 def clean_context(text: object) -> str:
-    """The text as read: a string, NFC, without control characters, at most MAX_CONTEXT_CHARS."""
+    """The text as read: a string, NFC, without control characters or lone surrogates, ≤ MAX_CONTEXT_CHARS."""
     if not isinstance(text, str):
         return ""
     return unicodedata.normalize("NFC", _CONTROL.sub(" ", text[:MAX_CONTEXT_CHARS]))[:MAX_CONTEXT_CHARS]

@@ -121,7 +121,7 @@ def _confirmed(word: str, known: set[str]) -> bool:
 
 
 def _shown(words: Sequence[str]) -> str:
-    listed = ", ".join(f"“{w[:60]}”" for w in words[:MAX_WORDS_SHOWN])
+    listed = ", ".join(f"“{w if len(w) <= 60 else w[:59] + '…'}”" for w in words[:MAX_WORDS_SHOWN])
     return listed + (f" and {len(words) - MAX_WORDS_SHOWN} more" if len(words) > MAX_WORDS_SHOWN else "")
 
 
@@ -148,16 +148,18 @@ def context_reasons(stated: Stated, *, names: Iterable[str], llm_read: bool,
     for index, said in enumerate(stated.saids):
         shown, left = [], list(said.reading.unused)
         for finding in said.reading.found:
-            text = finding.describe()
-            if finding.what in missed:
+            text, kept = finding.describe(), _kept(stated, index, finding)
+            if not kept:
+                text += ", replaced by a newer hint"
+            elif finding.what in missed:
                 text += ": no candidate carries this id" if finding.what == "imdb" else \
                     ": the provider does not confirm this id"
                 left.append(finding.words)
-            elif not _kept(stated, index, finding):
-                text += ", replaced by a newer hint"
             shown.append(text)
+        shown = list(dict.fromkeys(shown))
         if shown:
-            read_parts.append(f"from {said.who}: " + ", ".join(shown))
+            more = f" and {len(shown) - MAX_WORDS_SHOWN} more" if len(shown) > MAX_WORDS_SHOWN else ""
+            read_parts.append(f"from {said.who}: " + ", ".join(shown[:MAX_WORDS_SHOWN]) + more)
         left = [w for w in dict.fromkeys(left) if not _confirmed(w, known)]
         if left:
             unused_parts.append(f"these words of {said.who} were not used: {_shown(left)}")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from jellybit.core.context_use import context_reasons, imdb_pick, named_seasons, read_stated, with_episode
 from jellybit.core.plan import Candidate, MediaType
 from jellybit.core.planning import FileOverride, Overrides
+from jellybit.core.reasons import PENALTIES
 from jellybit.core.release import parse_release
 
 
@@ -67,6 +71,12 @@ def test_an_id_that_picked_nothing_is_said_and_its_words_are_unused() -> None:
     tmdb = by_code(context_reasons(read_stated("tmdb 99", []), names=(), llm_read=True,
                                    unused_ids=("provider",)))
     assert tmdb["context_read"].message.endswith("TMDB 99 (“tmdb 99”): the provider does not confirm this id")
+    older = by_code(context_reasons(read_stated("tmdb 5", ["tvdb 7"]), names=(), llm_read=False,
+                                    unused_ids=("provider",)))
+    assert older["context_read"].message == (
+        "from your hint: TVDB 7 (“tvdb 7”): the provider does not confirm this id; "
+        "from your context: TMDB 5 (“tmdb 5”), replaced by a newer hint")
+    assert older["context_unused"].message == "these words of your hint were not used: “tvdb 7”"
 
 
 def test_many_unused_words_are_cut_in_the_message() -> None:
@@ -120,3 +130,19 @@ def test_an_episode_numbers_the_only_video_that_names_none() -> None:
     assert with_episode(stated, Overrides(), [video, named], releases) == Overrides()
     human = Overrides(files={video: FileOverride(episodes=(3,))})
     assert with_episode(stated, human, [video], releases) is human
+
+
+_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=600)
+
+
+@given(_TEXT, st.lists(_TEXT, max_size=4), st.lists(_TEXT, max_size=3), st.booleans(),
+       st.sets(st.integers(0, 30), max_size=3))
+def test_any_context_and_hints_give_reasons_from_the_table(context: str, hints: list[str], names: list[str],
+                                                           llm_read: bool, seasons: set[int]) -> None:
+    stated = read_stated(context, hints)
+    found = context_reasons(stated, names=names, llm_read=llm_read, unused_ids=("imdb", "provider"),
+                            named_seasons=seasons)
+    assert len({r.code for r in found}) == len(found)
+    for r in found:
+        assert (r.weight, r.blocking) == (PENALTIES[r.code].weight, PENALTIES[r.code].blocking)
+    assert ("context_unused" in {r.code for r in found}) <= (not llm_read)
