@@ -14,6 +14,7 @@ from typing import Any
 from jellybit.core.context import ContextReading, Finding, read_context
 from jellybit.core.plan import Candidate, Reason
 from jellybit.core.planning import FileOverride, Overrides
+from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.reasons import reason
 from jellybit.core.release import Release
 from jellybit.core.titles import normalize_title, transliterate
@@ -57,6 +58,20 @@ class Stated:
         """`context_reasons` for a recognition of this torrent and these file names."""
         return context_reasons(self, names=names, llm_read=llm_read, unused_ids=unused_ids,
                                named_seasons=named_seasons(torrent, releases), season_pinned=season_pinned)
+
+    def numbering(self, torrent: Release, releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
+                  overrides: Overrides) -> tuple[Release, Mapping[str, LlmFileAnswer]]:
+        """The torrent reading and LLM answers a series is numbered from, with the words' season in.
+
+        A season from the words is the default for files whose names give none, above the LLM's
+        season for them (a human's pinned season is above both and is applied by the numbering).
+        """
+        season = self.reading.season
+        if season is None or overrides.season is not None:
+            return torrent, llm
+        unnamed = {p for p, r in releases.items() if r.season is None}
+        return replace(torrent, season=season), {p: replace(f, season=None) if p in unnamed else f
+                                                 for p, f in llm.items()}
 
     def source(self, name: str) -> Said | None:
         """Whose words set a field of the combined reading."""

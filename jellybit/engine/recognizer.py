@@ -310,10 +310,8 @@ class Recognizer:
         reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
-            # a season from the words is the default for files whose names give none
-            default = torrent if stated.reading.season is None or overrides.season is not None \
-                else replace(torrent, season=stated.reading.season)
-            numbering = number_series(items, releases, llm_files, default, overrides,
+            default, numbered_llm = stated.numbering(torrent, releases, llm_files, overrides)
+            numbering = number_series(items, releases, numbered_llm, default, overrides,
                                       season_counts(match) if match else None)
             items = numbering.items
             reasons.extend(numbering.reasons)

@@ -99,6 +99,17 @@ async def test_a_season_from_the_context_numbers_a_complete_pack(providers: list
     assert "season_assumed" in codes(without)
 
 
+async def test_the_words_season_is_above_the_llms(llm: Any, providers: list[Any],
+                                                  fake_openai: FakeOpenAI) -> None:
+    name = "Fargo.Complete.1080p.WEB-DL"
+    files = [(f"{name}/Fargo.E{n:02d}.1080p.mkv", GB) for n in range(1, 4)]
+    fake_openai.reply(series_answer(files, "Fargo", 2014, 3))
+    draft = await recognizer(llm, providers).recognize(request(name, files, context="второй сезон"))
+    assert "llm_answer_dropped" not in codes(draft)
+    assert "Fargo" in (draft.raw_llm or "")
+    assert [(v.season, v.episodes) for v in draft.plan.videos()] == [(2, (1,)), (2, (2,)), (2, (3,))]
+
+
 async def test_a_season_the_file_names_contradict_blocks(providers: list[Any]) -> None:
     files = [(f"Fargo.S01/Fargo.S01E0{n}.mkv", GB) for n in (1, 2)]
     draft = await recognizer(None, providers).recognize(request("Fargo.S01", files, context="season 2"))
