@@ -33,6 +33,7 @@ class Reading:
     titles: tuple[str, ...]
     year: int | None = None
     season: int | None = None
+    country: str | None = None
 
 
 def candidate_names(candidate: Candidate) -> tuple[str, ...]:

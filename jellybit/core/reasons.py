@@ -27,7 +27,9 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the reading itself
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
-    Penalty("hints_unused", 0.0, False, "hints were given, but only an LLM reads them and none is set up"),
+    Penalty("context_read", 0.0, False, "what the context and hints stated, and the words it came from"),
+    Penalty("context_unused", 0.0, True, "words of the context or hints were not used and no LLM read them"),
+    Penalty("context_season", 0.0, True, "the context or a hint names another season than the file names"),
     Penalty("llm_answer_dropped", 0.0, False, "parts of the LLM's answer named missing files or bad values"),
     Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
     Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
