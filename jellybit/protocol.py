@@ -195,17 +195,22 @@ class ApplyOverrides(BaseModel):
     season: int | None = Field(None, ge=0, le=1000)
     provider: Literal["tmdb", "tvdb", "tvmaze", "imdb"] | None = None
     provider_id: str | None = Field(None, min_length=1, max_length=32)
-    files: dict[str, FileOverride] | None = Field(None, description="Per source path numbering.")
+    files: dict[str, FileOverride] | None = Field(
+        None, description="Per source path: numbering, role, language and flags.")
 
 
 class FileOverride(BaseModel):
-    """A human's numbering for one source file."""
+    """A human's numbering, role, and subtitle/audio language and flags for one source file."""
 
     model_config = ConfigDict(extra="forbid")
 
     season: int | None = Field(None, ge=0, le=1000)
     episodes: list[int] = Field(default_factory=list, max_length=50)
     role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
+    language: str | None = Field(None, pattern=r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$",
+                                 description="ISO 639 code of a subtitle/audio file: 'en', 'rus', 'pt-BR'.")
+    flags: list[Literal["default", "forced", "sdh"]] | None = Field(
+        None, max_length=3, description="Subtitle flags; [] pins none.")
 
 
 ApplyOverrides.model_rebuild()

@@ -80,6 +80,33 @@ async def test_a_season_pack_then_its_next_season_converge_automatically(decisio
     ]
 
 
+ENGLISH = ["Where were you last night?", "I told you, I was at work until ten.",
+           "Don't lie to me. Your car wasn't there.", "Fine. I drove to my brother's place.",
+           "Why didn't you just say so?", "Because you would have asked why."]
+
+
+def movie_answer(title: str, year: int) -> Any:
+    """The LLM reads a film: the video, and any subtitle with no language given."""
+    def answer(listed: Mapping[str, str]) -> dict[str, Any]:
+        files = [file_entry(ref, "video" if path.endswith(".mkv") else "subtitle")
+                 for ref, path in listed.items() if path.endswith((".mkv", ".srt"))]
+        return llm_answer("movie", title, year, files)
+    return answer
+
+
+async def test_a_movie_with_an_untagged_subtitle(decisions: DecisionStack) -> None:
+    name = "The.Matrix.1999.1080p.BluRay.x264-GRP"
+    cues = "".join(f"{n}\n00:00:{n:02d},000 --> 00:00:{n:02d},900\n{line}\n\n"
+                   for n, line in enumerate(ENGLISH, 1))
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 90_000, f"{name}.srt": cues.encode(),
+                                              "Sample/sample.mkv": 900, f"{name}.nfo": 200},
+                                       answer=movie_answer("The Matrix", 1999)))
+    assert outcome.state is State.DONE, outcome.reasons
+    folder = "movies/The Matrix (1999) [tmdbid-603]"
+    assert decisions.tree() == [f"{folder}/The Matrix (1999) [tmdbid-603].en.srt",
+                                f"{folder}/The Matrix (1999) [tmdbid-603].mkv"]
+
+
 async def test_a_special_goes_to_season_00(decisions: DecisionStack, catalogue: Catalogue) -> None:
     name = "Sherlock.S00E01.The.Abominable.Bride.1080p.BluRay.x264"
     outcome = await decisions.run(Case(name, {f"{name}.mkv": 70_000},

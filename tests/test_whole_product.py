@@ -47,7 +47,7 @@ async def test_a_movie_and_a_season_go_from_torrent_to_library_and_jellyfin_is_t
             "The.Matrix.1999.1080p.BluRay.x264.en.srt": 2_000,
             "Sample/sample.mkv": 1_000,
         })
-        added = await app.commands.add(torrent=movie.torrent, context="the first one, 1999")
+        added = await app.commands.add(torrent=movie.torrent, context="the 1999 film")
         done = await settle(app, added.download.id, State.DONE, State.REVIEW)
         assert done.state is State.DONE, (await app.store.current_recognition(done.id)).reasons
         folder = paths.movies / "The Matrix (1999) [tmdbid-603]"
