@@ -178,3 +178,14 @@ async def test_without_year_or_country_the_review_names_both_shows(providers: li
     assert "(2011, US, Showtime)" in margin.message
     assert "(2004, GB, Channel 4)" in margin.message
     assert len(draft.candidates) == 2
+
+
+@pytest.mark.parametrize(("context", "expected"), [("the American version", "161511"),
+                                                   ("британская версия", "79044")])
+async def test_the_country_in_the_users_context_lays_the_right_show_out(
+    providers: list[Any], context: str, expected: str,
+) -> None:
+    name = "Shameless.S05E03.720p.HDTV"
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", GB)], context=context))
+    assert (draft.provider, draft.provider_id) == ("tvdb", expected)
+    assert draft.automatic, draft.reasons
