@@ -145,13 +145,18 @@ def _recognizer(config: Config, store: Store
         return ReviewOnlyRecognizer(), [], None, []
     from jellybit.adapters.llm import OpenAiLlm
     from jellybit.adapters.metadata import build_providers, close_providers
+    from jellybit.adapters.subtitles import FileSubtitleSampler
+    from jellybit.engine.layout_inspect import Sources
 
     llm = OpenAiLlm(config.llm) if config.llm.enabled else None
     providers = build_providers(config.metadata, store)
     closers: list[Callable[[], Awaitable[Any]]] = [lambda: close_providers(providers)]
     if llm is not None:
         closers.append(llm.close)
-    recognizer = RecognitionEngine(llm=llm, providers=providers, config=config.recognition)
+    # Untagged subtitles are read (a bounded head, never written) where Sources puts them: inside downloads.
+    languages = FileSubtitleSampler(lambda download: Sources(download, config.paths).path)
+    recognizer = RecognitionEngine(llm=llm, providers=providers, config=config.recognition,
+                                   languages=languages)
     return recognizer, closers, llm, providers
 
 

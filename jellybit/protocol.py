@@ -201,17 +201,22 @@ class ApplyOverrides(BaseModel):
     provider: Literal["tmdb", "tvdb", "tvmaze", "imdb"] | None = None
     provider_id: str | None = Field(None, min_length=1, max_length=32)
     files: dict[Annotated[str, Field(max_length=4096)], FileOverride] | None = Field(
-        None, max_length=MAX_FILE_OVERRIDES, description="Per source path numbering.")
+        None, max_length=MAX_FILE_OVERRIDES,
+        description="Per source path: numbering, role, language and flags.")
 
 
 class FileOverride(BaseModel):
-    """A human's numbering for one source file."""
+    """A human's numbering, role, and subtitle/audio language and flags for one source file."""
 
     model_config = ConfigDict(extra="forbid")
 
     season: int | None = Field(None, ge=0, le=1000)
     episodes: list[Annotated[int, Field(ge=0, le=MAX_EPISODE)]] = Field(default_factory=list, max_length=50)
     role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
+    language: str | None = Field(None, pattern=r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$",
+                                 description="ISO 639 code of a subtitle/audio file: 'en', 'rus', 'pt-BR'.")
+    flags: list[Literal["default", "forced", "sdh"]] | None = Field(
+        None, max_length=3, description="Subtitle flags; [] pins none.")
 
 
 ApplyOverrides.model_rebuild()
@@ -392,6 +397,14 @@ class CandidatePayload(Payload):
     overview: str | None = None
     distance: float | None = None
     chosen: bool = False
+    # What tells one work from another of the same name (Shameless 2011 US Showtime / 2004 GB Channel 4).
+    country: str | None = None
+    network: str | None = None
+    first_year: int | None = None
+    last_year: int | None = None
+    season_count: int | None = None
+    episode_count: int | None = None
+    links: dict[str, str] = Field(default_factory=dict)
 
 
 class PlanItemPayload(Payload):

@@ -193,6 +193,22 @@ def _role(file: _File, largest: int, single: bool) -> tuple[Role, str | None, st
     return Role.IGNORED, None, _ignored_kind(file.ext)
 
 
+def by_convention(path: str) -> bool:
+    """Whether a video's role follows a naming convention (an extras or sample folder, a `-trailer`
+    suffix, a name ending in `sample`) rather than a judgement from sizes and words."""
+    parts = _split(path)
+    if not parts:
+        return False
+    stem = _stem_ext(parts[-1])[0]
+    folders = {normalize(d) for d in parts[:-1]}
+    if folders & SAMPLE_FOLDERS or any(f in EXTRA_FOLDERS for f in folders):
+        return True
+    dash = stem.rfind("-")
+    if dash > 0 and stem[dash + 1:].casefold() in EXTRA_SUFFIXES:
+        return True
+    return normalize(stem).split(" ")[-1] == "sample"
+
+
 # ------------------------------------------------------------------------------------------- attaching
 
 

@@ -181,3 +181,29 @@ def read_track(text: str, *, whole: bool = False, folder: bool = False) -> Track
             flags.add("sdh")
     ordered = tuple(f for f in ("default", "forced", "sdh") if f in flags)
     return TrackInfo(language, ordered, variant, " ".join(leftover))
+
+
+_REGION_CODE = re.compile(r"[a-z]{2}|[a-z]{4}|[0-9]{3}")
+
+
+def language_code(value: str | None, *, any_code: bool = False) -> str | None:
+    """A language as Jellybit writes it ('en', 'pt-BR') from a code or name; None if not one it knows.
+
+    `any_code`: also accept a bare ISO 639 code that is not in the table (a human's pin, 'tl').
+    """
+    if not isinstance(value, str):
+        return None
+    text = unicodedata.normalize("NFC", value).strip().casefold().replace("_", "-")
+    if text in CODE_BY_WORD:
+        return CODE_BY_WORD[text]
+    base, _, region = text.partition("-")
+    if base in CODE_BY_WORD and _REGION_CODE.fullmatch(region):
+        region = region.upper() if len(region) == 2 else region.title()
+        return f"{CODE_BY_WORD[base]}-{region}"
+    if any_code and re.fullmatch(r"[a-z]{2,3}", text) and text not in NOT_LANGUAGES:
+        return text
+    return None
+
+
+# ISO 639-2 codes that name no language, and words that mean "none".
+NOT_LANGUAGES = frozenset({"und", "mul", "zxx", "mis", "xx", "unk", "non", "nil"})

@@ -7,7 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
+from jellybit.core.languages import language_code
+from jellybit.core.names import source_ext
 from jellybit.core.plan import PlanItem, Reason, Role
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.release import Release
@@ -15,15 +18,19 @@ from jellybit.core.titles import normalize_title
 
 MAX_SEASON = 3000            # year-numbered seasons (S2024) exist; 10,000 does not
 MAX_EPISODE = 20_000
+TRACK_FLAGS = ("default", "forced", "sdh")
+VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
 
 
 @dataclass(frozen=True)
 class FileOverride:
-    """A human's pinned numbering (and role) for one source file."""
+    """A human's pinned numbering, role, and (subtitle/audio) language and flags for one source file."""
 
     season: int | None = None
     episodes: tuple[int, ...] = ()
     role: Role | None = None
+    language: str | None = None
+    flags: tuple[str, ...] | None = None     # None: not pinned; () pins "no flags"
 
 
 @dataclass(frozen=True)
@@ -59,10 +66,13 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         numbers = tuple(e for e in episodes if _int(e, 0, MAX_EPISODE) is not None) \
             if isinstance(episodes, list | tuple) else ()
         role = value.get("role")
+        flags = value.get("flags")
         files[path] = FileOverride(
             season=_int(value.get("season"), 0, MAX_SEASON),
             episodes=numbers,
             role=Role(role) if role in {r.value for r in Role} else None,
+            language=language_code(value.get("language"), any_code=True),
+            flags=tuple(f for f in TRACK_FLAGS if f in flags) if isinstance(flags, list | tuple) else None,
         )
     media = raw.get("media_type")
     provider = raw.get("provider")
@@ -238,3 +248,46 @@ def plan_film(
     counts = Counter(labels)
     return {i.source: i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
             for i, label in zip(chosen, labels, strict=True)}
+
+
+# ------------------------------------------------------------------------------------------- the LLM's roles
+
+JUDGED_ROLES = frozenset({Role.VIDEO, Role.EXTRA, Role.SAMPLE})      # a classifier's judgement for videos
+LLM_VIDEO_ROLES = frozenset({Role.VIDEO, Role.EXTRA, Role.SAMPLE, Role.IGNORED})
+
+
+def apply_llm_roles(
+    items: Sequence[PlanItem], llm: Mapping[str, LlmFileAnswer], overrides: Overrides, *,
+    source: str = "the LLM",
+) -> tuple[list[PlanItem], list[Reason]]:
+    """The LLM's role for a video file wins where the classifier's is a judgement (sizes, words, folders).
+
+    Below a human's pinned role; never against a naming convention (extras/sample folders,
+    `-trailer`); never for subtitles, audio or other files (their extension decides); and never
+    so that no main video is left: then the classifier's roles stay and a note says why.
+    """
+    out = list(items)
+    changed: dict[int, PlanItem] = {}
+    for index, item in enumerate(items):
+        answer = llm.get(item.source)
+        pinned = overrides.files.get(item.source)
+        if answer is None or item.role not in JUDGED_ROLES or (pinned and pinned.role is not None):
+            continue
+        role = Role(answer.role) if answer.role in {r.value for r in LLM_VIDEO_ROLES} else None
+        if role is None or role is item.role or source_ext(item.source) not in VIDEO_EXTENSIONS \
+                or by_convention(item.source):
+            continue
+        kind = (answer.extra_kind or "extras") if role is Role.EXTRA else None
+        note = f"role {role.value} from {source} (the classifier said {item.role.value})"
+        out[index] = item.with_(role=role, extra_kind=kind, note=note)
+        changed[index] = item
+    reasons: list[Reason] = []
+    if changed and not any(i.role is Role.VIDEO for i in out) and any(i.role is Role.VIDEO for i in items):
+        demoted = [index for index, before in changed.items() if before.role is Role.VIDEO]
+        for index in demoted:
+            said = out[index].role.value
+            out[index] = changed[index].with_(note=f"{source} called it {said}; kept as the main video")
+        names = ", ".join(repr(items[i].source) for i in demoted[:3])
+        reasons.append(reason("llm_role_refused", f"{source} would leave no main video ({names}); the "
+                              "classifier's roles were kept"))
+    return out, reasons

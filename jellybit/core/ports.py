@@ -126,6 +126,26 @@ class Recognizer(Protocol):
         """Return a draft recognition with a plan (roles and numbering; no targets yet)."""
 
 
+@dataclass(frozen=True)
+class SubtitleSample:
+    """What the head of one text subtitle file says: its language (if confidently detected) and cues."""
+
+    language: str | None = None              # ISO 639-1, only above the detector's confidence bar
+    confidence: float = 0.0
+    encoding: str | None = None              # how the bytes were decoded
+    cues: int = 0                            # cues with text in the bytes read
+    sdh_cues: int = 0                        # of them: sound descriptions, music-only lines, SPEAKER: labels
+    sdh: bool = False                        # enough such cues to call the track hearing-impaired
+    problem: str | None = None               # why no language could be read (missing, binary, too short)
+
+
+class SubtitleSampler(Protocol):
+    """Reads a bounded head of subtitle files of a download (read-only) and detects their language."""
+
+    async def sample(self, download: Download, sources: Sequence[str]) -> Mapping[str, SubtitleSample]:
+        """Return one sample per source path (a failure is a sample with `problem`, never an exception)."""
+
+
 # ---------------------------------------------------------------- layout
 
 
@@ -216,6 +236,7 @@ class LlmFileAnswer:
     language: str | None = None
     work_title: str | None = None            # movie packs: which film this file is
     work_year: int | None = None
+    flags: tuple[str, ...] = ()              # only from a previous recognition (the LLM is not asked)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the reading itself
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
-    Penalty("hints_unused", 0.0, False, "hints were given, but only an LLM reads them and none is set up"),
+    Penalty("context_read", 0.0, False, "what the context and hints stated, and the words it came from"),
+    Penalty("context_unused", 0.0, True, "words of the context or hints were not used and no LLM read them"),
+    Penalty("context_season", 0.0, True, "the context or a hint names another season than the file names"),
     Penalty("llm_answer_dropped", 0.0, False, "parts of the LLM's answer named missing files or bad values"),
     Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
     Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
@@ -43,6 +45,7 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("year_distance", 0.30, False, "the best candidate's year differs from the year read"),
     Penalty("year_unknown", 0.05, False, "the release gives no year to tell films of one title apart"),
     Penalty("type_mismatch", 0.35, False, "the best candidate is of the other media type"),
+    Penalty("country_mismatch", 0.20, False, "the candidate's origin country is not the country read"),
     Penalty("small_margin", 0.15, True, "the runner-up is nearly as good as the best candidate"),
     # the numbering
     Penalty("season_not_found", 0.30, True, "a season in the plan does not exist at the provider"),
@@ -54,6 +57,9 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
     Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
     Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
+    Penalty("subtitle_language_unknown", 0.0, False, "a subtitle's language is in neither its name, the "
+            "LLM's answer nor (readably) its text; it is linked without a language tag"),
+    Penalty("llm_role_refused", 0.0, False, "the LLM's file roles would leave no main video; not used"),
     # the pipeline
     Penalty("no_files", 1.0, True, "qBittorrent lists no complete file for the torrent"),
     Penalty("recognizer_error", 1.0, True, "recognition crashed; a human decides"),

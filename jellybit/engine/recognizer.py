@@ -19,6 +19,8 @@ from jellybit.core.confidence import (
     recommend,
     season_counts,
 )
+from jellybit.core.context import ContextReading
+from jellybit.core.context_use import Stated, read_stated, with_episode
 from jellybit.core.plan import (
     Candidate,
     MediaType,
@@ -32,6 +34,7 @@ from jellybit.core.plan import (
 )
 from jellybit.core.planning import (
     Overrides,
+    apply_llm_roles,
     apply_roles,
     group_films,
     number_series,
@@ -46,10 +49,13 @@ from jellybit.core.ports import (
     MetadataProvider,
     PromptFile,
     RecognitionRequest,
+    SubtitleSampler,
 )
 from jellybit.core.release import Release, parse_many, parse_release
 from jellybit.core.titles import titles_distance
+from jellybit.engine.context_match import stated_pick
 from jellybit.engine.matching import Match, Matcher, describe
+from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
 from jellybit.logs import for_download
 
@@ -88,9 +94,9 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
         return None
     files = tuple(
         LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
-                      extra_kind=i.extra_kind, language=i.language,
+                      extra_kind=i.extra_kind, language=i.language, flags=i.flags,
                       work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
-        for i in previous.plan.items if i.role is Role.VIDEO
+        for i in previous.plan.items
     )
     return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
                      title=previous.title, original_title=previous.original_title, year=previous.year,
@@ -145,8 +151,9 @@ class Recognizer:
     """Implements the Recognizer port; an LLM or provider outage becomes a reason, never an exception."""
 
     def __init__(self, *, llm: LlmClient | None, providers: Sequence[MetadataProvider],
-                 config: RecognitionConfig) -> None:
+                 config: RecognitionConfig, languages: SubtitleSampler | None = None) -> None:
         self._llm = llm
+        self._languages = languages
         self._providers = list(providers)
         self._config = config
 
@@ -163,11 +170,6 @@ class Recognizer:
         if not request.use_llm:
             return _previous_answer(request.previous) if request.previous else None
         if self._llm is None:
-            if request.hints:
-                count = len(request.hints)
-                reasons.append(reason("hints_unused", f"{count} hint{'s' if count > 1 else ''} given, but "
-                                      "hints are read only by an LLM and none is configured; to correct "
-                                      "this, apply with the title, year, type or season set"))
             return None
         parsed = {k: v for k, v in torrent.to_dict().items() if k in PARSED_KEYS}
         question = LlmQuestion(
@@ -194,7 +196,8 @@ class Recognizer:
     # ------------------------------------------------------------------------------------- reading
 
     def _understand(self, torrent: Release, releases: Mapping[str, Release], answer: LlmAnswer | None,
-                    overrides: Overrides, chosen: Candidate | None, reasons: list[Reason]) -> _Understanding:
+                    overrides: Overrides, chosen: Candidate | None, stated: ContextReading,
+                    reasons: list[Reason]) -> _Understanding:
         parser_type = _parser_type(torrent, releases)
         said = answer.media_type if answer else None
         llm_type = MediaType(said) if said in ("movie", "series") else None
@@ -203,6 +206,8 @@ class Recognizer:
             search_type = media_type
         elif chosen is not None and chosen.media_type is not None:
             media_type = search_type = chosen.media_type
+        elif stated.media_type:
+            media_type = search_type = MediaType(stated.media_type)
         else:
             media_type = parser_type or llm_type
             search_type = media_type if None in (parser_type, llm_type) or parser_type == llm_type else None
@@ -212,27 +217,29 @@ class Recognizer:
         first_file = next(iter(releases.values()), None)
         parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
-        titles = tuple(dict.fromkeys(t for t in (overrides.title, *parsed_titles, *llm_titles) if t))
+        titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
+                                     if t))
         film_year = first_file.year if first_file and media_type is MediaType.MOVIE else None
         parsed_year = torrent.year or film_year
         llm_year = answer.year if answer else None
         if parsed_year and llm_year and parsed_year != llm_year:
             reasons.append(reason("llm_year",
                                   f"the release name says {parsed_year}, the LLM says {llm_year}"))
-        year = overrides.year or parsed_year or llm_year
-        season = overrides.season if overrides.season is not None else torrent.season
+        year = overrides.year or stated.year or parsed_year or llm_year
+        season = next((s for s in (overrides.season, stated.season, torrent.season) if s is not None), None)
         llm_seasons = {f.season for f in (answer.files if answer else ()) if f.season is not None}
         if torrent.season is not None and len(llm_seasons) == 1 and torrent.season not in llm_seasons:
             reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
                                   f"says season {llm_seasons.pop()}"))
         original = answer.original_title if answer else None
-        return _Understanding(Reading(media_type, titles, year, season), search_type, original,
-                              parsed_titles, llm_titles)
+        reading = Reading(media_type, titles, year, season, country=stated.country)
+        return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
 
     # ------------------------------------------------------------------------------------- match
 
     async def _match(self, matcher: Matcher, understanding: _Understanding, request: RecognitionRequest,
-                     overrides: Overrides, reasons: list[Reason]) -> Match:
+                     overrides: Overrides, stated: Stated, unused_ids: list[str],
+                     reasons: list[Reason]) -> Match:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
         if not self._providers and not pinned and request.chosen is None:
@@ -255,6 +262,8 @@ class Recognizer:
                     [*outcome.candidates, request.chosen], request.chosen.title, request.chosen.year,
                     outcome.reasons)
             outcome.pick, outcome.confirmed = pick, True
+        elif stated.names_a_work and await stated_pick(matcher, stated.reading, reading, outcome, unused_ids):
+            pass                                        # the user's words named the work
         elif not outcome.candidates:
             who = ", ".join(provider_name(p.name) for p in self._providers)
             name = reading.titles[0] if reading.titles else "this download"
@@ -268,6 +277,7 @@ class Recognizer:
     async def recognize(self, request: RecognitionRequest) -> RecognitionDraft:
         """Work out what the download is and plan every file; see docs/recognition.md."""
         matcher = self._matcher_for(request.download.id)
+        stated = read_stated(request.download.context, request.hints)
         overrides = read_overrides(request.overrides)
         items = apply_roles(classify(request.files), overrides)
         name = request.download.display_name
@@ -277,28 +287,44 @@ class Recognizer:
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
         releases = dict(zip(videos, parse_many(videos), strict=True))
+        overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
+        unused_ids: list[str] = []
         answer = await self._ask(request, items, torrent, reasons)
         llm_files = {f.path: f for f in answer.files} if answer else {}
-        understanding = self._understand(torrent, releases, answer, overrides, request.chosen, reasons)
+        # The LLM's file roles and track languages (step 3 of docs/recognition.md), then the texts'.
+        said = "the LLM" if request.use_llm else "the previous recognition"
+        items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
+        if [i.source for i in items if i.role is Role.VIDEO] != videos:
+            videos = [i.source for i in items if i.role is Role.VIDEO]
+            releases = dict(zip(videos, parse_many(videos), strict=True))
+        items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
+                                                   llm_files, source=said)
+        reasons.extend([*refused, *track_reasons])
+        understanding = self._understand(torrent, releases, answer, overrides, request.chosen, stated.reading,
+                                         reasons)
         reading = understanding.reading
         decided = bool(overrides.provider and overrides.provider_id) or request.chosen is not None
-        if not reading.titles and not decided:
+        if not reading.titles and not decided and not stated.names_a_work:
             reasons.append(reason("no_title", "neither the release name nor the LLM gives a title to "
                                   "search for"))
         films = group_films(items, releases, llm_files) if reading.media_type is MediaType.MOVIE else {}
         if len(films) > 1 and not (decided or overrides.title):
+            reasons.extend(stated.reasons((name, *reading.titles), answer is not None, [], torrent,
+                                          releases.values(), overrides.season is not None))
             return await self._movie_pack(matcher, request, items, releases, llm_files, films, torrent,
                                           answer, reasons)
         outcome = Match()
-        if reading.titles or decided:
-            outcome = await self._match(matcher, understanding, request, overrides, reasons)
+        if reading.titles or decided or stated.names_a_work:
+            outcome = await self._match(matcher, understanding, request, overrides, stated, unused_ids,
+                                        reasons)
         match = outcome.pick
         reasons.extend(_title_disagreement(understanding, match))
         reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
-            numbering = number_series(items, releases, llm_files, torrent, overrides,
+            default, numbered_llm = stated.numbering(torrent, releases, llm_files, overrides)
+            numbering = number_series(items, releases, numbered_llm, default, overrides,
                                       season_counts(match) if match else None)
             items = numbering.items
             reasons.extend(numbering.reasons)
@@ -310,6 +336,10 @@ class Recognizer:
             items = [planned.get(i.source, i) for i in items]
         reasons.extend(numbering_reasons(items, match, media_type is MediaType.SERIES))
         reasons.extend(self._track_reasons(items))
+        names = (name, *reading.titles, *(n for c in outcome.candidates for n in candidate_names(c)),
+                 *(candidate_names(match) if match else ()))
+        reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
+                                      overrides.season is not None))
         return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons)
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:

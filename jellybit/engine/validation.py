@@ -13,16 +13,20 @@ from jellybit.engine.ingest import clean_text
 from jellybit.errors import InvalidArgument
 
 PROVIDERS = frozenset({"tmdb", "tvdb", "tvmaze", "imdb"})
+# A subtitle/audio language a human pins: 'en', 'rus', 'pt-BR', 'zh-Hans'.
+LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$"
 
 
 class FileOverride(BaseModel):
-    """A human's numbering (and role) for one source file."""
+    """A human's numbering, role, and subtitle/audio language and flags for one source file."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     season: int | None = Field(None, ge=0, le=1000)
     episodes: list[int] = Field(default_factory=list, max_length=50)
     role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
+    language: str | None = Field(None, pattern=LANGUAGE_PATTERN)
+    flags: list[Literal["default", "forced", "sdh"]] | None = Field(None, max_length=3)
 
 
 class Overrides(BaseModel):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from jellybit.core.classify import classify
 from jellybit.core.plan import Role, SourceFile
 from jellybit.core.planning import (
+    FileOverride,
     Overrides,
+    apply_llm_roles,
     apply_roles,
     group_films,
     map_absolute,
@@ -130,3 +132,60 @@ def test_two_indistinguishable_videos_of_one_film_are_unmapped() -> None:
     releases = dict(zip(paths, parse_many(paths), strict=True))
     planned = plan_film(items, paths, releases, {})
     assert {planned[p].note for p in paths} == {"unmapped"}
+
+
+def test_pinned_track_language_and_flags_are_read_and_normalized() -> None:
+    read = read_overrides({"files": {
+        "a.srt": {"language": "RUS", "flags": ["sdh", "forced", "loud"]},
+        "b.srt": {"language": "pt-br", "flags": []},
+        "c.srt": {"language": "tl"},
+        "d.srt": {"language": "und", "flags": "forced"},
+        "e.srt": {"language": 7},
+    }})
+    assert read.files["a.srt"] == FileOverride(language="ru", flags=("forced", "sdh"))
+    assert read.files["b.srt"] == FileOverride(language="pt-BR", flags=())
+    assert read.files["c.srt"].language == "tl"          # a human may pin a code Jellybit has no name for
+    assert read.files["d.srt"] == FileOverride()        # "undetermined" and a non-list say nothing
+    assert read.files["e.srt"] == FileOverride()
+
+
+def test_the_llm_role_wins_where_the_classifier_only_judged() -> None:
+    files = [SourceFile("Show/Show.S01E01.mkv", 2 * GB), SourceFile("Show/Show.S01E02.mkv", 2 * GB),
+             SourceFile("Show/Show.S01E00.Recap.mkv", 20 << 20),           # tiny next to 2 GB: "sample"
+             SourceFile("Show/Odd Folder/Director Talks.mkv", GB)]         # a second "video" in an odd folder
+    items = classify(files)
+    assert [i.role for i in items] == [Role.VIDEO, Role.VIDEO, Role.SAMPLE, Role.VIDEO]
+    llm = {"Show/Show.S01E00.Recap.mkv": LlmFileAnswer("Show/Show.S01E00.Recap.mkv", "video"),
+           "Show/Odd Folder/Director Talks.mkv": LlmFileAnswer("Show/Odd Folder/Director Talks.mkv", "extra",
+                                                                extra_kind="interviews")}
+    out, reasons = apply_llm_roles(items, llm, Overrides())
+    assert [i.role for i in out] == [Role.VIDEO, Role.VIDEO, Role.VIDEO, Role.EXTRA]
+    assert out[3].extra_kind == "interviews"
+    assert out[2].note == "role video from the LLM (the classifier said sample)"
+    assert out[3].note == "role extra from the LLM (the classifier said video)"
+    assert reasons == []
+
+
+def test_the_llm_role_stays_below_pins_conventions_and_extensions() -> None:
+    files = [SourceFile("M/Movie.mkv", 8 * GB), SourceFile("M/Trailers/Teaser.mkv", 90 << 20),
+             SourceFile("M/Movie.en.srt", 90_000), SourceFile("M/Movie-trailer.mkv", 80 << 20),
+             SourceFile("M/Extra Cut.mkv", 7 * GB)]
+    items = classify(files)
+    llm = {f.path: LlmFileAnswer(f.path, "video") for f in files}
+    llm["M/Extra Cut.mkv"] = LlmFileAnswer("M/Extra Cut.mkv", "extra")
+    pinned = read_overrides({"files": {"M/Extra Cut.mkv": {"role": "video"}}})
+    out, _ = apply_llm_roles(items, llm, pinned)
+    # the Trailers folder and the -trailer suffix are Jellybit's conventions; a .srt is a subtitle;
+    # the human pinned the second video
+    assert [i.role for i in out] == [i.role for i in items]
+
+
+def test_the_llm_may_not_leave_no_main_video() -> None:
+    items = classify([SourceFile("Movie.2010.mkv", 4 * GB), SourceFile("Movie.2010.en.srt", 50_000)])
+    llm = {"Movie.2010.mkv": LlmFileAnswer("Movie.2010.mkv", "ignored")}
+    out, reasons = apply_llm_roles(items, llm, Overrides(), source="the previous recognition")
+    assert out[0].role is Role.VIDEO
+    assert out[0].note == "the previous recognition called it ignored; kept as the main video"
+    assert [r.code for r in reasons] == ["llm_role_refused"]
+    assert not reasons[0].blocking
+    assert reasons[0].weight == 0

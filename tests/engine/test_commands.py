@@ -21,6 +21,7 @@ from jellybit.errors import (
     InvalidState,
     NotFound,
 )
+from jellybit.protocol import ApplyRequest
 from tests.support.engine import Engine, EngineFactory
 from tests.support.qbittorrent import QbittorrentInstance, magnet, seeded_torrent
 
@@ -189,6 +190,24 @@ async def test_apply_stores_the_choice_and_lays_out_what_the_human_decided(
     assert engine.done == [download_id]
 
 
+async def test_apply_over_mqtt_accepts_a_pinned_subtitle_language_and_flags(
+    make_engine: EngineFactory,
+) -> None:
+    engine = await make_engine(automatic=False)
+    download_id = await in_review(engine)
+    # the same path as the MQTT handler: the wire model, then the command's own validation
+    wire = ApplyRequest.model_validate({"id": download_id, "overrides": {"files": {
+        "Film/film.srt": {"language": "pt-BR", "flags": ["forced", "sdh"]}}}})
+    assert wire.overrides is not None
+    await engine.commands.apply(download_id, overrides=wire.overrides.model_dump(exclude_none=True))
+    await settle(engine, download_id, State.DONE)
+    pinned = {"files": {"Film/film.srt": {"episodes": [], "language": "pt-BR", "flags": ["forced", "sdh"]}}}
+    assert await engine.store.overrides(download_id) == pinned
+    assert engine.recognizer.requests[-1].overrides == pinned
+    with pytest.raises(ValueError, match="language"):
+        ApplyRequest.model_validate({"id": download_id, "overrides": {"files": {"x": {"language": "../en"}}}})
+
+
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"candidate_id": UNKNOWN_ID}, NotFound, "unknown candidate"),
     ({"candidate_id": "not-an-id"}, NotFound, "unknown candidate"),
@@ -200,6 +219,10 @@ async def test_apply_stores_the_choice_and_lays_out_what_the_human_decided(
     ({"overrides": {"files": {"Film/film.mkv": {"episodes": [1], "extra": 1}}}}, InvalidArgument,
      "unknown field"),
     ({"overrides": ["title"]}, InvalidArgument, "must be an object"),
+    ({"overrides": {"files": {"Film/film.srt": {"language": "english!"}}}}, InvalidArgument,
+     "overrides.files.Film/film.srt.language"),
+    ({"overrides": {"files": {"Film/film.srt": {"flags": ["loud"]}}}}, InvalidArgument,
+     "overrides.files.Film/film.srt.flags"),
 ])
 async def test_apply_with_bad_arguments_changes_nothing(
     make_engine: EngineFactory, kwargs: dict[str, Any], error: type[Exception], message: str

@@ -174,16 +174,18 @@ async def test_without_an_llm_the_parser_and_metadata_suffice(providers: list[An
     assert "llm_unavailable" not in codes(draft)
 
 
-async def test_hints_without_an_llm_say_how_to_correct_instead(providers: list[Any]) -> None:
-    """A refine's hint has no reader without an LLM: the review says so and points at overrides."""
+async def test_a_hint_is_read_without_an_llm(providers: list[Any]) -> None:
+    """A refine's hint is read by the rule-based reader: what it states is used and shown as a note."""
     hinted = request("Fargo.S02.1080p.WEB-DL", SEASON2, hints=("это сериал 2014 года, не фильм",))
     draft = await recognizer(None, providers).recognize(hinted)
-    (unused,) = [r for r in draft.reasons if r.code == "hints_unused"]
-    assert unused.message.startswith("1 hint given, but hints are read only by an LLM")
-    assert "apply with the title, year, type or season set" in unused.message
-    assert (unused.weight, unused.blocking) == (0.0, False)
+    (read,) = [r for r in draft.reasons if r.code == "context_read"]
+    assert read.message == ("from your hint: a series (“сериал”), year 2014 (“2014 года”), "
+                            "a series (“не фильм”)")
+    assert (read.weight, read.blocking) == (0.0, False)
+    assert "context_unused" not in codes(draft)
+    assert draft.automatic, draft.reasons
     plain = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2))
-    assert "hints_unused" not in codes(plain)
+    assert not {"context_read", "context_unused"} & codes(plain)
 
 
 async def test_without_metadata_nothing_is_automatic() -> None:

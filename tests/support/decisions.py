@@ -169,6 +169,8 @@ async def decisions(request: pytest.FixtureRequest, qbittorrent: QbittorrentInst
     stack: DecisionStack | None = None
     await app.start()
     try:
+        # Requests sent before the worker subscribed would be lost: wait until it serves.
+        await asyncio.wait_for(app.bridge.connected.wait(), 30)
         async with JellybitClient(config.mqtt, name="decisions") as client:
             stack = DecisionStack(app, client, paths, qbittorrent, mode)
             fake_openai.respond_with(stack.respond)
