@@ -141,6 +141,8 @@ url = "mqtt://127.0.0.1:{mqtt_port}"
 base_topic = "{base}"
 discovery = false
 {queue}
+[metadata.tvmaze]
+enabled = false
 [log]
 level = "WARNING"
 """)

@@ -19,7 +19,16 @@ import pytest
 
 from jellybit.app import App, build_app
 from jellybit.client import JellybitClient
-from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, StorageConfig, WorkerConfig
+from jellybit.config import (
+    Config,
+    MetadataConfig,
+    MqttConfig,
+    PathsConfig,
+    QbittorrentConfig,
+    StorageConfig,
+    TvmazeConfig,
+    WorkerConfig,
+)
 from jellybit.protocol import Command, Topics
 from tests.adapters.test_offload import pack
 from tests.support.mosquitto import Broker
@@ -36,6 +45,7 @@ def app_config(root: Path, broker: Broker, **worker: float) -> Config:
         paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
         mqtt=MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", discovery=False),
         worker=WorkerConfig(**worker),  # type: ignore[arg-type]
+        metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)),     # nothing beyond loopback
     )
 
 
@@ -164,6 +174,9 @@ url = "mqtts://127.0.0.1:{free_port()}"
 
 [mqtt.tls]
 ca_file = "{tmp_path / 'missing-ca.pem'}"
+
+[metadata.tvmaze]
+enabled = false
 
 [worker]
 restart_backoff_max = 0.05
