@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from jellybit.core.addresses import AllowList
 from jellybit.errors import ConfigError
 
 CONFIG_ENV = "JELLYBIT_CONFIG"
@@ -47,6 +48,18 @@ class QbittorrentConfig(Section):
                                   "sees it; empty = qBittorrent's default.")
     timeout: float = Field(10.0, gt=0, description="HTTP timeout in seconds.")
     verify_tls: bool = Field(True, description="Verify the WebUI's TLS certificate (https URLs).")
+    allow_private_hosts: list[str] = Field(default_factory=list, description="Hosts (names, addresses "
+                                           "or networks such as 192.168.1.0/24) that a source's URL, "
+                                           "trackers, web seeds and peers may point to although they are "
+                                           "not public: a tracker of your own. Everything else on "
+                                           "loopback, private, link-local or multicast addresses is "
+                                           "refused.")
+
+    @field_validator("allow_private_hosts")
+    @classmethod
+    def _allow_list(cls, value: list[str]) -> list[str]:
+        AllowList.parse(value)      # raises ValueError naming the bad entry
+        return value
 
 
 class PathMapping(Section):

@@ -19,6 +19,7 @@ from jellybit import __version__, clock, ident
 from jellybit.adapters.offload import Offloader
 from jellybit.adapters.store import Store
 from jellybit.config import Config, WorkerConfig
+from jellybit.core.addresses import AllowList
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.engine import ingest as ingest_module
@@ -33,6 +34,7 @@ from jellybit.engine.results import (
     TitleDeleteOutcome,
     UndoOutcome,
 )
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.validation import (
     PROVIDERS,
     clean_optional,
@@ -78,7 +80,8 @@ class Commands:
 
     def __init__(self, store: Store, bus: EventBus, worker: Worker, *,
                  worker_config: WorkerConfig | None = None, tag_prefix: str | None = None,
-                 parse: ingest_module.TorrentParser = ingest_module.parse_here) -> None:
+                 parse: ingest_module.TorrentParser = ingest_module.parse_here,
+                 guard: SourceGuard | None = None) -> None:
         self.store = store
         self.bus = bus
         self.worker = worker
@@ -87,6 +90,7 @@ class Commands:
         self.max_torrent_bytes = (worker_config or worker.config).max_torrent_bytes
         self.tag_prefix = tag_prefix if tag_prefix is not None else worker.qbt.tag_prefix
         self.parse = parse
+        self.guard = guard or SourceGuard(AllowList.parse(worker.qbt.allow_private_hosts))
 
     @classmethod
     def from_config(cls, config: Config, store: Store, bus: EventBus, worker: Worker) -> Commands:
@@ -113,7 +117,7 @@ class Commands:
         result = await ingest_module.ingest(
             self.store, source=source, torrent=torrent, context=context,
             max_torrent_bytes=self.max_torrent_bytes, tag_prefix=self.tag_prefix, actor=Actor.HUMAN,
-            parse=self.parse,
+            parse=self.parse, guard=self.guard,
         )
         download = result.download
         if result.created:

@@ -19,6 +19,7 @@ from jellybit.core.identity import (
 )
 from jellybit.core.models import Download, Infohash, NewDownload
 from jellybit.core.states import Actor, State
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.errors import InvalidArgument, InvalidSource
 from jellybit.logs import for_download
 
@@ -88,20 +89,28 @@ async def ingest(
     tag_prefix: str = "jellybit-",
     actor: Actor = Actor.HUMAN,
     parse: TorrentParser = parse_here,
+    guard: SourceGuard | None = None,
 ) -> IngestResult:
-    """Validate a source (magnet, URL, infohash) or .torrent bytes, then create or join a download."""
+    """Validate a source (magnet, URL, infohash) or .torrent bytes, then create or join a download.
+
+    With a `guard`, every host the source would make qBittorrent contact is checked first.
+    """
     if (source is None) == (torrent is None):
         raise InvalidArgument("give exactly one of: a source (magnet link, http(s) URL, infohash) "
                               "or a .torrent file")
     context = clean_text(context, limit=MAX_CONTEXT_CHARS, what="the context")
     if torrent is not None:
         meta = await parse(torrent, max_torrent_bytes)
+        if guard is not None:
+            await guard.check_torrent(meta)
         new = NewDownload(
             source_type=SourceKind.TORRENT.value, source_ref=meta.name, display_name=meta.name,
             context=context, infohashes=meta.infohashes, torrent_bytes=bytes(torrent),
         )
     else:
         parsed = parse_source(source)
+        if guard is not None:
+            await guard.check_source(parsed)
         new = NewDownload(
             source_type=parsed.kind.value, source_ref=parsed.uri, display_name=parsed.display_name,
             context=context, infohashes=parsed.infohashes,
