@@ -274,11 +274,14 @@ class PanelConfig(Section):
     port: int = Field(8099, gt=0, lt=65536, description="Listen port.")
     base_url: str = Field("http://127.0.0.1:8099", description="Public URL, used in links sent "
                           "by notifications.")
-    username: str | None = Field(None, description="Login user; empty = no login (LAN only).")
+    username: str | None = Field(None, description="Login user; required unless `open` is true.")
     password: SecretStr | None = _opt_secret("Login password (env JELLYBIT_PANEL_PASSWORD).")
     storage_secret: SecretStr | None = _opt_secret("Session cookie secret "
                                                    "(env JELLYBIT_PANEL_STORAGE_SECRET).")
     request_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a response.")
+    open: bool = Field(False, description="Serve the panel without a login (a trusted network only); "
+                       "a warning is logged and shown on the status page. Without it the panel needs "
+                       "`username` and `password`.")
 
 
 class LogConfig(Section):
