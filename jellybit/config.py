@@ -321,11 +321,16 @@ SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_PANEL_PASSWORD": ("panel", "password"),
     "JELLYBIT_PANEL_STORAGE_SECRET": ("panel", "storage_secret"),
 }
+# The broker account may come from the environment too, so one config file serves the worker and
+# the panel (and the CLI) with an account each (docker-compose.yml, scripts/run-local).
+ACCOUNT_ENV: dict[str, tuple[str, ...]] = {
+    "JELLYBIT_MQTT_USERNAME": ("mqtt", "username"),
+}
 
 
 
 def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    for name, path in SECRET_ENV.items():
+    for name, path in {**SECRET_ENV, **ACCOUNT_ENV}.items():
         value = env.get(name)
         if value is None:
             continue
