@@ -11,10 +11,13 @@ import base64
 import hashlib
 import json
 import os
+import pwd
 import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+
+from jellybit.config import Config
 
 ITERATIONS = 101
 SALT_BYTES = 12
@@ -89,3 +92,45 @@ def add_missing_keys(config: Path, section: str, values: Mapping[str, str]) -> l
         lines[start + 1:start + 1] = [f"{key} = {values[key]}\n" for key in added]
         write_private(config, "".join(lines))
     return added
+
+
+def upgrade_config(config_path: Path, config: Config) -> list[str]:
+    """Give a local config broker credentials for the worker and a panel login when it lacks them.
+
+    New configs get them on their first start; older ones (written when the local broker was
+    anonymous and the panel had no login) get them added in place. Returns what was added.
+    """
+    added: list[str] = []
+    mqtt: dict[str, str] = {}
+    if config.mqtt.username is None:
+        mqtt["username"] = json.dumps(WORKER_ACCOUNT)
+    if config.mqtt.password is None or not config.mqtt.password.get_secret_value():
+        mqtt["password"] = json.dumps(secrets.token_urlsafe(18))
+    added += [f"mqtt.{key}" for key in add_missing_keys(config_path, "mqtt", mqtt)] if mqtt else []
+    panel: dict[str, str] = {}
+    if config.panel.username is None and not config.panel.open:
+        panel["username"] = json.dumps("admin")
+        panel["password"] = json.dumps(secrets.token_urlsafe(12))
+    if config.panel.storage_secret is None:
+        panel["storage_secret"] = json.dumps(secrets.token_urlsafe(32))
+    added += [f"panel.{key}" for key in add_missing_keys(config_path, "panel", panel)] if panel else []
+    return added
+
+
+def write_broker_files(folder: Path, config: Config) -> dict[str, str]:
+    """Write the password file and the ACL (both 0600); return the panel's account for its process."""
+    if config.mqtt.username is None or config.mqtt.password is None:
+        raise ValueError("the local stack's config needs mqtt.username and mqtt.password")
+    panel = panel_password(folder / "accounts.json")
+    accounts = {config.mqtt.username: config.mqtt.password.get_secret_value(), PANEL_ACCOUNT: panel}
+    write_private(folder / "passwd", passwd_text(accounts))
+    write_private(folder / "acl", ACL.replace(f"user {WORKER_ACCOUNT}\n", f"user {config.mqtt.username}\n"))
+    return {"JB_PANEL_MQTT_USER": PANEL_ACCOUNT, "JB_PANEL_MQTT_PASSWORD": panel}
+
+
+def security_lines(folder: Path) -> str:
+    """The mosquitto config lines that turn anonymous access off and name the files."""
+    # Started as root, mosquitto would switch to its own user and no longer read 0600 files.
+    user = pwd.getpwuid(os.getuid()).pw_name
+    return (f"allow_anonymous false\npassword_file {folder / 'passwd'}\nacl_file {folder / 'acl'}\n"
+            f"user {user}\n")
