@@ -512,6 +512,12 @@ class SummaryPayload(Payload):
     last_completed: LastCompleted | None = None
 
 
+def response_prefix(base: str, configured: str | None = None) -> str:
+    """The topic prefix every response is published under: `<base>/response/` unless configured."""
+    prefix = configured or f"{base}/response/"
+    return prefix if prefix.endswith("/") else prefix + "/"
+
+
 def parse_request(command: Command, payload: bytes) -> Request:
     """Parse a request payload for a command (a plain magnet/URL/hash is accepted for `add`).
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
 from jellybit.protocol import READ_ONLY_COMMANDS, Command, Request, Response, Topics, parse_request
+from jellybit.protocol import response_prefix as protocol_response_prefix
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,7 @@ class Reply:
 
 def response_prefix(config: MqttConfig) -> str:
     """The topic prefix every response must start with (`<base>/response/` by default)."""
-    prefix = config.response_prefix or f"{config.base_topic}/response/"
-    return prefix if prefix.endswith("/") else prefix + "/"
+    return protocol_response_prefix(config.base_topic, config.response_prefix)
 
 
 def topic_problem(topic: object, prefix: str) -> str | None:
@@ -112,7 +112,7 @@ class Requests:
     def route(self, topic: str, properties: object | None) -> Route:
         """Where the answer to a request on `topic` goes (MQTT 5 properties honoured when allowed)."""
         name = self.topics.parse_request_topic(topic) or "unknown"
-        default = self.topics.response(name)
+        default = f"{self.prefix}{name}"        # <base>/response/<command> unless configured
         wanted = getattr(properties, "ResponseTopic", None) if properties is not None else None
         correlation = getattr(properties, "CorrelationData", None) if properties is not None else None
         if not isinstance(correlation, bytes | bytearray) or len(correlation) > MAX_CORRELATION_BYTES:

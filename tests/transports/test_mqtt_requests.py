@@ -109,6 +109,11 @@ async def test_a_configured_prefix_replaces_the_default(make_engine: EngineFacto
         assert route.refused is not None                # <base>/response/ is not the prefix any more
         allowed = bridge.requests.route(Topics(base).request(Command.LIST), _props(f"replies/{base}/me"))
         assert (allowed.topic, allowed.refused) == (f"replies/{base}/me", None)
+        plain = bridge.requests.route(Topics(base).request(Command.LIST), None)
+        assert plain.topic == f"replies/{base}/list"    # the default answer is under the prefix too
+        async with JellybitClient(config) as client:    # clients pick their private topic under it
+            assert client.response_topic.startswith(f"replies/{base}/")
+            assert (await client.request(Command.LIST, {})).status == "ok"
     finally:
         await stop_bridge(bridge, task)
 
