@@ -1,8 +1,10 @@
 """The MQTT transport: retained state, the event stream, and request/response over aiomqtt 2.x.
 
 Thin by design: a request becomes a call on the command handlers, the result becomes a response.
-The state it publishes comes from a `StateSource`; it publishes on change only and re-publishes
-everything after every reconnect, in case the broker lost retained messages.
+Requests wait in a bounded, fair queue (`request_queue.py`) and are answered only under the
+response prefix (`mqtt_requests.py`); a retained request is refused and cleared. The state it
+publishes comes from a `StateSource`; it publishes on change only and re-publishes everything
+after every reconnect, in case the broker lost retained messages.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from jellybit.transports.request_queue import RequestQueue
 log = logging.getLogger(__name__)
 
 REQUEST_WORKERS = 4
+BUSY_LOG_INTERVAL = 10.0
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,8 @@ class MqttBridge:
         self.connected = asyncio.Event()
         # Events that could not be sent while disconnected (bounded; oldest dropped first).
         self._events: deque[Message] = deque(maxlen=1000)
+        self._busy = 0
+        self._busy_logged = float("-inf")
 
     # ------------------------------------------------------------ publishing
 
@@ -207,10 +212,19 @@ class MqttBridge:
             await self._refuse_retained(topic, payload, route)
             return
         if not self.queue.submit(route.key, partial(self._answer, topic, payload, route)):
-            log.warning("too many requests waiting; answered busy", extra={"queue": shown(route.key)})
+            self._note_busy(route.key)
             await self._send(self.requests.refusal(
                 route, "busy", "the worker has too many requests waiting from this client; try again "
                 "in a moment", payload))
+
+    def _note_busy(self, key: str) -> None:
+        """Log `busy` answers once per burst (a flood would otherwise log every one of them)."""
+        self._busy += 1
+        now = asyncio.get_running_loop().time()
+        if now - self._busy_logged >= BUSY_LOG_INTERVAL:
+            log.warning("too many requests waiting; answered busy %d time(s)", self._busy,
+                        extra={"queue": shown(key)})
+            self._busy, self._busy_logged = 0, now
 
     async def _refuse_retained(self, topic: str, payload: bytes, route: Route) -> None:
         """A retained request would run again on every reconnect: clear it and never run it."""

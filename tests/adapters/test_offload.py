@@ -24,7 +24,8 @@ def pack(files: int) -> bytes:
     piece = 65536
     pieces = b"\0" * 20 * -(-1000 * files // piece)
     info = {b"name": "Большой.Пак".encode(), b"piece length": piece, b"files": entries, b"pieces": pieces}
-    return bencode2.bencode({b"announce": b"http://tracker.example/announce", b"info": info})
+    # Trackerless: ingest checks where trackers point, and tests resolve no name beyond loopback.
+    return bencode2.bencode({b"info": info})
 
 
 def sleeper(marker: str, seconds: float) -> str:
