@@ -43,6 +43,7 @@ class App:
     worker: Worker
     commands: Commands
     bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
+    telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
@@ -59,6 +60,8 @@ class App:
         self._tasks.append(asyncio.create_task(self.worker.run(), name="worker"))
         if self.bridge is not None:
             self._tasks.append(asyncio.create_task(self.bridge.run(), name="mqtt"))
+        if self.telegram is not None:
+            self._tasks.append(asyncio.create_task(self.telegram.run(), name="telegram"))
         log.info("jellybit started", extra={"database": str(self.config.storage.database)})
 
     async def wait(self) -> None:
@@ -200,8 +203,13 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
     commands = Commands.from_config(config, store, bus, worker)
     bridge = _bridge(config, store, bus, commands, _probes(llm, providers, refresher)) if mqtt else None
+    telegram = None
+    if config.telegram.enabled:
+        from jellybit.transports.telegram import TelegramTransport
+
+        telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               closers=closers)
+               telegram, closers=closers)
 
 
 async def run(config: Config, *, app: App | None = None) -> None:

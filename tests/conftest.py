@@ -28,6 +28,8 @@ pytest_plugins = [
     "tests.support.media",
     "tests.support.engine",
     "tests.support.decisions",
+    "tests.support.fake_telegram",
+    "tests.support.telegram_bot",
 ]
 
 
