@@ -12,6 +12,7 @@ from typing import Any
 from telegram import Bot, LinkPreviewOptions, Message
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.warnings import PTBDeprecationWarning
 
 from jellybit.transports.telegram_render import Card
 
@@ -23,12 +24,14 @@ MAX_REPLY_WAIT = 60.0          # a flood wait longer than this drops a reply rat
 
 Render = Callable[[bool, bool], Card]      # (url_buttons, photo) -> the card
 
+# PTB 22 builds every RetryAfter's message through the int form it deprecates; we read both forms.
+warnings.filterwarnings("ignore", message=r"Deprecated since version v22\.2: .*`retry_after`",
+                        category=PTBDeprecationWarning)
+
 
 def retry_seconds(exc: RetryAfter) -> float:
     """Seconds Telegram asked us to wait (`parameters.retry_after`)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # PTB 22 warns about the int form; we accept both
-        value: Any = exc.retry_after
+    value: Any = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 

@@ -19,8 +19,10 @@ delivers an update again; `outbox(chat)` lists what the bot sent; `answers` the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -139,6 +141,7 @@ class FakeTelegram(FakeHttpServer):
         self.blocked_chats: set[int] = set()
         self.confirmed_below = 0
         self._port: int | None = None
+        self._down = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -146,6 +149,22 @@ class FakeTelegram(FakeHttpServer):
         """Serve on a free port, or on the port of the last run (back after a network loss)."""
         super().start(port or self._port or 0)
         self._port = self.port
+        self._down = False
+
+    def stop(self) -> None:
+        """A network loss: no new connections, and open keep-alive connections are reset."""
+        self._down = True
+        with self._cond:
+            self._cond.notify_all()
+        super().stop()
+
+    def _serve(self, handler: Any) -> None:
+        if self._down:
+            handler.close_connection = True
+            with contextlib.suppress(OSError):
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        super()._serve(handler)
 
     # ------------------------------------------------------------ test side
 

@@ -70,14 +70,14 @@ class Bot:
         return await self.fake.until(answered)
 
     async def card(self, download_id: str, kind: str = "Needs review", chat: int = ANNA["id"],
-                   count: int = 1) -> Sent:
+                   count: int = 1, within: float = 15.0) -> Sent:
         """The `count`-th card of a kind the bot sent about a download."""
         def found() -> Sent | None:
             cards = [s for s in self.fake.outbox(chat) if s.text.startswith(kind)
                      and any(download_id in str(b) for b in s.message.get("reply_markup", {}).values())]
             return cards[count - 1] if len(cards) >= count else None
 
-        return await self.fake.until(found)
+        return await self.fake.until(found, within)
 
     async def state(self, download_id: str, *states: State, within: float = 15.0) -> None:
         """Wait until the download is in one of the states."""
@@ -101,10 +101,10 @@ async def make_bot(make_engine: EngineFactory, fake_telegram: FakeTelegram) -> A
     bots: list[Bot] = []
 
     async def build(*, engine: Engine | None = None, start: bool = True, automatic: bool = False,
-                    margin: float = 0.15, **overrides: Any) -> Bot:
+                    margin: float = 0.15, panel: str = PANEL, **overrides: Any) -> Bot:
         engine = engine or await make_engine(automatic=automatic)
         config = telegram_config(fake_telegram, **overrides)
-        transport = TelegramTransport(config, engine.commands, engine.bus, engine.store, panel_url=PANEL,
+        transport = TelegramTransport(config, engine.commands, engine.bus, engine.store, panel_url=panel,
                                       margin=margin,
                                       max_torrent_bytes=64 * 1024, max_backoff=0.3)
         bot = Bot(engine, fake_telegram, transport)
