@@ -150,8 +150,9 @@ def review_card(download: Download, recognition: Recognition | None, *, panel: s
         for reason in blocking[:MAX_REASONS]:
             body.append(f"• {esc(reason.message, 220)}")
         if recognition.confidence is not None:
-            body.append(f"Confidence {round(recognition.confidence * 100)}% "
-                        f"({recognition.recommendation.value})")
+            level = recognition.recommendation.value
+            body.append(f"Confidence {round(recognition.confidence * 100)}%"
+                        + (f" ({level})" if level != "none" else ""))
     else:
         body.append("• not recognized yet")
     body.append("Reply to this message with a hint to recognize it again.")
