@@ -20,7 +20,7 @@ _HASH = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40})(?![0-9A
 _TRAILING = ".,;:!?»\"'”’…"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _EDGE = " \t-–—:|,;·•"
-_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])")
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?)\]])")
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?:\s+(.*))?$", re.DOTALL)
 _ULID = re.compile(r"[0-9a-hjkmnp-tv-z]{26}")
 
