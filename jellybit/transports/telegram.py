@@ -174,8 +174,9 @@ class TelegramTransport:
                 await asyncio.sleep(retry_seconds(exc))
                 continue
             except InvalidToken as exc:
-                log.error("telegram refused the bot token; check telegram.token",
-                          extra={"error": self.redact(exc)})
+                if self.health.down_since_error is None:
+                    log.error("telegram refused the bot token; check telegram.token")
+                self.health.failed(exc)
                 backoff = self.max_backoff
             except TelegramError as exc:
                 self.health.failed(exc)
