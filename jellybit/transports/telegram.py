@@ -42,9 +42,14 @@ HOUSEKEEPING_INTERVAL = 6 * 3600.0
 class TelegramStore(PingStore, Protocol):
     """The store methods the transport uses: its ping queue and its handled updates."""
 
-    async def telegram_update_seen(self, update_id: int) -> bool: ...
-    async def telegram_mark_update(self, update_id: int) -> bool: ...
-    async def telegram_forget_updates(self, older_than: str) -> int: ...
+    async def telegram_update_seen(self, update_id: int) -> bool:
+        """Tell whether an update was handled before."""
+
+    async def telegram_mark_update(self, update_id: int) -> bool:
+        """Remember a handled update."""
+
+    async def telegram_forget_updates(self, older_than: str) -> int:
+        """Forget handled update ids older than a time."""
 
 
 def build_bot(config: TelegramConfig, token: str) -> Bot:

@@ -167,6 +167,8 @@ class UpdateHandler:
         found = extract(text, self._links(message))
         torrent, refused = await self._torrent_bytes(message)
         if not found.sources and torrent is None and refused is None:
+            if message.chat.type != "private":
+                return    # chatter in a group is not addressed to the bot
             await self.say(message.chat.id, "I found no magnet link, .torrent link, infohash or .torrent "
                            "file in that. /help says what I take.", reply_to=message.message_id)
             return

@@ -48,18 +48,37 @@ class PingStore(Protocol):
     """The store methods the pinger uses (adapters/store/telegram.py)."""
 
     async def telegram_enqueue(self, download_id: str, chat_id: int, kind: str, dedupe_key: str,
-                               due_at: str | None = None) -> bool: ...
-    async def telegram_due_pings(self, now: str, limit: int = 50) -> list[TelegramPing]: ...
-    async def telegram_next_due(self) -> str | None: ...
-    async def telegram_mark_sent(self, ping_id: str, message_id: int, *, has_photo: bool) -> None: ...
+                               due_at: str | None = None) -> bool:
+        """Queue a ping once per (download, chat, key)."""
+
+    async def telegram_due_pings(self, now: str, limit: int = 50) -> list[TelegramPing]:
+        """Pending pings whose time has come."""
+
+    async def telegram_next_due(self) -> str | None:
+        """When the earliest pending ping is due."""
+
+    async def telegram_mark_sent(self, ping_id: str, message_id: int, *, has_photo: bool) -> None:
+        """Record the message a ping became."""
+
     async def telegram_reschedule(self, ping_id: str, due_at: str, *, error: str | None = None,
-                                  attempted: bool = True) -> None: ...
+                                  attempted: bool = True) -> None:
+        """Keep a ping pending until a later time."""
+
     async def telegram_close_ping(self, ping_id: str, status: PingStatus,
-                                  error: str | None = None) -> None: ...
-    async def telegram_supersede(self, download_id: str, chat_id: int, kind: str, *, keep: str) -> int: ...
-    async def telegram_message_ping(self, chat_id: int, message_id: int) -> TelegramPing | None: ...
-    async def telegram_value(self, key: str) -> str | None: ...
-    async def telegram_set_value(self, key: str, value: str) -> None: ...
+                                  error: str | None = None) -> None:
+        """Settle a pending ping as superseded or dropped."""
+
+    async def telegram_supersede(self, download_id: str, chat_id: int, kind: str, *, keep: str) -> int:
+        """Supersede the other pending pings of a kind."""
+
+    async def telegram_message_ping(self, chat_id: int, message_id: int) -> TelegramPing | None:
+        """The sent ping that became a message."""
+
+    async def telegram_value(self, key: str) -> str | None:
+        """A named value."""
+
+    async def telegram_set_value(self, key: str, value: str) -> None:
+        """Set a named value."""
 
 
 def _later(seconds: float) -> str:

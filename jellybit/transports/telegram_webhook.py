@@ -31,6 +31,7 @@ class _QuietServer(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
+        """Install nothing; the worker handles SIGTERM and SIGINT."""
         yield
 
 
