@@ -23,6 +23,7 @@ import contextlib
 import itertools
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -150,6 +151,16 @@ class FakeTelegram(FakeHttpServer):
         super().start(port or self._port or 0)
         self._port = self.port
         self._down = False
+        httpd = self._httpd
+        assert httpd is not None
+        default = httpd.handle_error
+
+        def quiet(request: Any, client_address: Any) -> None:
+            # The bot cancels its long poll when it stops: a broken pipe here is expected.
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                default(request, client_address)
+
+        httpd.handle_error = quiet  # type: ignore[method-assign]
 
     def stop(self) -> None:
         """A network loss: no new connections, and open keep-alive connections are reset."""
