@@ -121,10 +121,25 @@ class LlmConfig(Section):
                                   "of sibling episodes are collapsed.")
 
 
-class TmdbConfig(Section):
+class KeyedProvider(Section):
+    """A provider that needs a key: unless `enabled` is set, it is on exactly when a key is given."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_with_a_key(cls, data: Any) -> Any:
+        # So that JELLYBIT_METADATA_TMDB_API_KEY alone (docker compose, run-local) turns TMDB on.
+        if isinstance(data, dict) and data.get("enabled") is None:
+            key = data.get("api_key")
+            value = key.get_secret_value() if isinstance(key, SecretStr) else key
+            return {**data, "enabled": bool(value)}
+        return data
+
+
+class TmdbConfig(KeyedProvider):
     """TMDB v3."""
 
-    enabled: bool = Field(False, description="Use TMDB.")
+    enabled: bool = Field(False, description="Use TMDB. Unset: on when an api_key is given (here or in "
+                          "the environment).")
     api_key: SecretStr | None = _opt_secret("v3 API key or v4 read token (env "
                                             "JELLYBIT_METADATA_TMDB_API_KEY).")
     base_url: str = Field("https://api.themoviedb.org/3", description="API base URL.")
@@ -134,10 +149,11 @@ class TmdbConfig(Section):
     timeout: float = Field(15.0, gt=0, description="Request timeout in seconds.")
 
 
-class TvdbConfig(Section):
+class TvdbConfig(KeyedProvider):
     """TVDB v4."""
 
-    enabled: bool = Field(False, description="Use TVDB.")
+    enabled: bool = Field(False, description="Use TVDB. Unset: on when an api_key is given (here or in "
+                          "the environment).")
     api_key: SecretStr | None = _opt_secret("Project API key (env JELLYBIT_METADATA_TVDB_API_KEY).")
     pin: SecretStr | None = _opt_secret("Subscriber PIN, if the key needs one "
                                         "(env JELLYBIT_METADATA_TVDB_PIN).")
@@ -147,9 +163,9 @@ class TvdbConfig(Section):
 
 
 class TvmazeConfig(Section):
-    """TVMaze (no key needed)."""
+    """TVMaze (no key needed, so on by default: without a provider nothing is ever confirmed)."""
 
-    enabled: bool = Field(False, description="Use TVMaze.")
+    enabled: bool = Field(True, description="Use TVMaze (on by default; it needs no key).")
     base_url: str = Field("https://api.tvmaze.com", description="API base URL.")
     proxy: str | None = Field(None, description="HTTP(S) proxy URL for this provider.")
     timeout: float = Field(15.0, gt=0, description="Request timeout in seconds.")

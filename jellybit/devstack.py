@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from jellybit.config import Config, load_config
+from jellybit.devstack_metadata import Ask, metadata_keys, metadata_toml, terminal_ask, tvmaze_enabled
 from jellybit.errors import ConfigError
 
 DIR_ENV = "JELLYBIT_LOCAL_DIR"
@@ -188,12 +189,12 @@ def _toml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def config_text(paths: StackPaths, ports: Mapping[str, int], password: str) -> str:
-    """The generated Jellybit config of a local stack."""
+def config_text(paths: StackPaths, ports: Mapping[str, int], password: str, metadata: str = "") -> str:
+    """The generated Jellybit config of a local stack (`metadata`: its `[metadata.*]` sections)."""
     downloads = str(paths.media / "downloads")
     panel = f"http://127.0.0.1:{ports['panel']}"
     return f"""# Jellybit local stack (scripts/run-local). Generated once and reused: edit it freely
-# (enable [llm] or [metadata.tmdb], see config.example.toml). Only loopback ports are used.
+# (enable [llm], add metadata keys, see config.example.toml). Only loopback ports are used.
 
 [qbittorrent]
 url = "http://127.0.0.1:{ports['qbittorrent']}"
@@ -212,6 +213,7 @@ database = {_toml(str(paths.database))}
 [mqtt]
 url = "mqtt://127.0.0.1:{ports['mqtt']}"
 
+{metadata}
 [panel]
 host = "127.0.0.1"
 port = {ports['panel']}
@@ -252,11 +254,14 @@ def config_ports(config: Config, path: Path) -> dict[str, int]:
             "panel": config.panel.port}
 
 
-def ensure_config(paths: StackPaths, env: Mapping[str, str]) -> tuple[Config, dict[str, int]]:
-    """Write the config on the first run; afterwards load it, and refuse ports that disagree with it."""
+def ensure_config(paths: StackPaths, env: Mapping[str, str],
+                  ask: Ask | None = None) -> tuple[Config, dict[str, int]]:
+    """Write the config on the first run (metadata keys from `env`, else `ask`ed); afterwards load it,
+    and refuse ports that disagree with it."""
     wanted = requested_ports(env)
     if not paths.config.exists():
-        text = config_text(paths, wanted, secrets.token_urlsafe(18))
+        metadata = metadata_toml(metadata_keys(env, ask), tvmaze=tvmaze_enabled(env))
+        text = config_text(paths, wanted, secrets.token_urlsafe(18), metadata)
         fd = os.open(paths.config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds a password
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
@@ -394,11 +399,11 @@ def panel_available() -> bool:
 # ---------------------------------------------------------------- the commands
 
 
-def prepare(paths: StackPaths, env: Mapping[str, str]) -> dict[str, str]:
+def prepare(paths: StackPaths, env: Mapping[str, str], ask: Ask | None = None) -> dict[str, str]:
     """Everything before the processes start; returns the variables the script needs."""
     for folder in paths.folders():
         folder.mkdir(parents=True, exist_ok=True)
-    config, ports = ensure_config(paths, env)
+    config, ports = ensure_config(paths, env, ask)
     for line in stop_stale(paths):
         print(f"run-local: stopped {line} left over from an earlier run", file=sys.stderr)
     panel = panel_available()
@@ -419,12 +424,14 @@ def summary(paths: StackPaths, config: Config, *, panel: bool) -> str:
     password = config.qbittorrent.password.get_secret_value() if config.qbittorrent.password else ""
     logs = ", ".join(f"{s}.log" for s in reversed(SERVICES) if panel or s != "panel")
     panel_line = config.panel.base_url if panel else "not started (`jellybit panel` is not there yet)"
+    providers = ", ".join(n for n in ("tvmaze", "tmdb", "tvdb") if getattr(config.metadata, n).enabled)
     return "\n".join([
         "",
         "Jellybit is running. Ctrl-C stops everything.",
         f"  panel        {panel_line}",
         f"  broker       {config.mqtt.url}  (base topic {config.mqtt.base_topic})",
         f"  qBittorrent  {config.qbittorrent.url}  user {config.qbittorrent.username}  password {password}",
+        f"  metadata     {providers or 'none: nothing is confirmed automatically'}",
         f"  downloads    {config.paths.downloads}",
         f"  movies       {config.paths.movies}",
         f"  series       {config.paths.series}",
@@ -478,7 +485,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = StackPaths(args.dir.absolute())
     try:
         if args.command == "prepare":
-            for key, value in prepare(paths, os.environ).items():
+            ask = terminal_ask() if not paths.config.exists() else None
+            for key, value in prepare(paths, os.environ, ask).items():
                 print(f"{key}={shlex.quote(value)}")
         else:
             wait_ready(paths, args.pid, panel=args.panel, timeout=args.timeout)

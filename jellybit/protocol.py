@@ -391,6 +391,14 @@ class CandidatePayload(Payload):
     overview: str | None = None
     distance: float | None = None
     chosen: bool = False
+    # What tells one work from another of the same name (Shameless 2011 US Showtime / 2004 GB Channel 4).
+    country: str | None = None
+    network: str | None = None
+    first_year: int | None = None
+    last_year: int | None = None
+    season_count: int | None = None
+    episode_count: int | None = None
+    links: dict[str, str] = Field(default_factory=dict)
 
 
 class PlanItemPayload(Payload):

@@ -20,6 +20,7 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None, 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 pytest_plugins = [
+    "tests.support.network_guard",
     "tests.support.mosquitto",
     "tests.support.homeassistant",
     "tests.support.fake_metadata",

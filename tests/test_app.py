@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +16,7 @@ from jellybit.adapters.store import Store
 from jellybit.engine.ingest import ingest
 from tests.support.qbittorrent import QbittorrentInstance, magnet, seeded_torrent, wait_for
 from tests.support.services import free_port
+from tests.support.worker_process import checked, process_env
 
 
 def write_config(tmp_path: Path, qbittorrent: QbittorrentInstance) -> Path:
@@ -42,6 +42,9 @@ database = "{tmp_path / 'jellybit.db'}"
 [mqtt]
 url = "mqtt://127.0.0.1:{free_port()}"
 
+[metadata.tvmaze]
+enabled = false
+
 [worker]
 poll_interval = 0.1
 source_miss_threshold = 3
@@ -63,8 +66,9 @@ class WorkerProcess:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jellybit.transports.cli", "--config", str(self.config), "run"],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env={**os.environ},
+                [sys.executable, "-m", "jellybit.transports.cli", "--config", str(checked(self.config)),
+                 "run"],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env(),
             )
 
     def signal(self, sig: int) -> int:

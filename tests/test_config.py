@@ -236,3 +236,24 @@ def test_secrets_never_show_in_repr() -> None:
     for rendered in (repr(config), str(config), config.model_dump_json(), repr(config.model_dump())):
         assert "xyzzy" not in rendered
     assert config.qbittorrent.password.get_secret_value().endswith("xyzzy")
+
+
+# ---------------------------------------------------------------- metadata defaults
+
+
+def test_tvmaze_is_on_by_default_and_keyed_providers_are_off_without_a_key() -> None:
+    metadata = load_config(env={}).metadata
+    assert (metadata.tvmaze.enabled, metadata.tmdb.enabled, metadata.tvdb.enabled) == (True, False, False)
+
+
+def test_a_key_in_the_environment_turns_its_provider_on() -> None:
+    """docker compose passes JELLYBIT_METADATA_TMDB_API_KEY: that alone is enough."""
+    env = {"JELLYBIT_METADATA_TMDB_API_KEY": "0123456789abcdef0123456789abcdef",
+           "JELLYBIT_METADATA_TVDB_API_KEY": ""}
+    metadata = load_config(env=env).metadata
+    assert metadata.tmdb.enabled
+    assert not metadata.tvdb.enabled                                 # an empty variable is no key
+    explicit = parse_config("[metadata.tmdb]\nenabled = false\n", env=env).metadata
+    assert not explicit.tmdb.enabled                                 # a written `enabled = false` wins
+    keyed = parse_config('[metadata.tvdb]\napi_key = "k"\n', env={}).metadata
+    assert keyed.tvdb.enabled

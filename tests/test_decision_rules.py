@@ -24,6 +24,8 @@ from tests.support.fake_openai import file_entry, llm_answer
 pytestmark = pytest.mark.parametrize("decisions", LLM_MODES, indirect=True)
 
 FARGO = "series/Fargo (2014) [tvdbid-269613]"
+# TVDB (the provider a series folder names) calls the show "Shameless (US)", as Sonarr does.
+SHAMELESS_US = "series/Shameless (US) (2011) [tvdbid-161511]"
 _EPISODE = re.compile(r"(?i)s(\d{1,2})e(\d{1,3})")
 
 
@@ -80,6 +82,33 @@ async def test_a_season_pack_then_its_next_season_converge_automatically(decisio
     ]
 
 
+ENGLISH = ["Where were you last night?", "I told you, I was at work until ten.",
+           "Don't lie to me. Your car wasn't there.", "Fine. I drove to my brother's place.",
+           "Why didn't you just say so?", "Because you would have asked why."]
+
+
+def movie_answer(title: str, year: int) -> Any:
+    """The LLM reads a film: the video, and any subtitle with no language given."""
+    def answer(listed: Mapping[str, str]) -> dict[str, Any]:
+        files = [file_entry(ref, "video" if path.endswith(".mkv") else "subtitle")
+                 for ref, path in listed.items() if path.endswith((".mkv", ".srt"))]
+        return llm_answer("movie", title, year, files)
+    return answer
+
+
+async def test_a_movie_with_an_untagged_subtitle(decisions: DecisionStack) -> None:
+    name = "The.Matrix.1999.1080p.BluRay.x264-GRP"
+    cues = "".join(f"{n}\n00:00:{n:02d},000 --> 00:00:{n:02d},900\n{line}\n\n"
+                   for n, line in enumerate(ENGLISH, 1))
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 90_000, f"{name}.srt": cues.encode(),
+                                              "Sample/sample.mkv": 900, f"{name}.nfo": 200},
+                                       answer=movie_answer("The Matrix", 1999)))
+    assert outcome.state is State.DONE, outcome.reasons
+    folder = "movies/The Matrix (1999) [tmdbid-603]"
+    assert decisions.tree() == [f"{folder}/The Matrix (1999) [tmdbid-603].en.srt",
+                                f"{folder}/The Matrix (1999) [tmdbid-603].mkv"]
+
+
 async def test_a_special_goes_to_season_00(decisions: DecisionStack, catalogue: Catalogue) -> None:
     name = "Sherlock.S00E01.The.Abominable.Bride.1080p.BluRay.x264"
     outcome = await decisions.run(Case(name, {f"{name}.mkv": 70_000},
@@ -118,3 +147,39 @@ async def test_a_metadata_outage_is_retried_without_a_human(decisions: DecisionS
     history = [(t.from_state, t.to_state, t.actor.value)
                for t in await decisions.app.store.transitions(download_id)]
     assert (State.REVIEW, State.RECOGNIZING, "worker") in history
+
+
+def shameless(name: str, *, context: str = "", year: int | None = None) -> Case:
+    """Two episodes of a season 3 of `Shameless`, a show that exists as a US and a UK version."""
+    files: dict[str, int | bytes] = {f"{name}.E{e:02d}.mkv".replace(".S03.E", ".S03E"): 30_000 + e
+                                     for e in (1, 2)}
+    answer = series_answer("Shameless", year) if year else series_answer_without_year("Shameless")
+    return Case(name, files, context=context, answer=answer)
+
+
+def series_answer_without_year(title: str) -> Any:
+    """The LLM knows the title but not which of its versions this is."""
+    inner = series_answer(title, 0)
+
+    def answer(listed: Mapping[str, str]) -> dict[str, Any]:
+        return {**inner(listed), "year": None}
+    return answer
+
+
+async def test_an_ambiguous_show_asks_a_human(decisions: DecisionStack) -> None:
+    outcome = await decisions.run(shameless("Shameless.S03.1080p.WEB-DL"))
+    assert outcome.state is State.REVIEW
+    assert any(r.startswith("small_margin") for r in outcome.reasons), outcome.reasons
+    assert decisions.tree() == []
+    review = await decisions.get(outcome.download_id)
+    countries = {c.get("country") for c in review["recognition"]["candidates"]}
+    assert {"US", "GB"} <= countries
+
+
+@pytest.mark.parametrize("context", ["American version", "американская версия"])
+async def test_the_context_naming_the_country_decides(decisions: DecisionStack, context: str) -> None:
+    outcome = await decisions.run(shameless("Shameless.S03.1080p.WEB-DL", context=context))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == [f"{SHAMELESS_US}/Season 03/Shameless (US) S03E01.mkv",
+                                f"{SHAMELESS_US}/Season 03/Shameless (US) S03E02.mkv"]
+

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from jellybit.config import CONFIG_ENV, SECRET_ENV, Config
+from jellybit.config import CONFIG_ENV, SECRET_ENV, Config, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
@@ -69,3 +69,13 @@ def test_services_run_as_the_image_user() -> None:
     assert "USER 1000:1000" in DOCKERFILE
     for name in ("worker", "panel"):
         assert COMPOSE["services"][name]["user"] == "1000:1000"
+
+
+def test_the_worker_takes_the_metadata_keys_from_the_environment_and_they_turn_providers_on() -> None:
+    """TVMaze needs nothing; a TMDB or TVDB key in compose's environment is enough to use it."""
+    worker = environment("worker")
+    for provider in ("TMDB_API_KEY", "TVDB_API_KEY", "TVDB_PIN"):
+        name = f"JELLYBIT_METADATA_{provider}"
+        assert worker[name] == f"${{{name}:-}}"
+    keyed = load_config(env={"JELLYBIT_METADATA_TMDB_API_KEY": "k"}).metadata
+    assert (keyed.tvmaze.enabled, keyed.tmdb.enabled, keyed.tvdb.enabled) == (True, True, False)

@@ -19,6 +19,7 @@ from jellybit.client import JellybitClient
 from jellybit.config import load_config
 from jellybit.devstack import StackPaths, panel_available
 from jellybit.protocol import Command
+from tests.support.network_guard import loopback_problems
 from tests.support.qbittorrent import magnet
 from tests.support.services import free_port, require_binary
 from tests.support.worker_process import process_env, run_cli
@@ -98,6 +99,7 @@ class LocalStack:
             JELLYBIT_LOCAL_TORRENT_PORT=str(free_port()),
             JELLYBIT_LOCAL_PANEL_PORT=str(free_port()),
             JELLYBIT_LOCAL_VENV=sys.prefix,
+            JELLYBIT_LOCAL_TVMAZE="0",          # no provider beyond loopback (the network guard)
             HOME=str(self.outside["home"]),
             TMPDIR=str(self.outside["tmp"]),
             PATH=os.environ.get("PATH", "") + ":/usr/sbin",
@@ -183,6 +185,9 @@ def test_run_local_twice_in_a_row_and_after_a_crash(tmp_path: Path) -> None:
     for name, pid in services.items():
         assert loopback_only(pid) == [], name
     loaded = load_config(config)
+    assert loopback_problems(loaded) == []
+    assert not loaded.metadata.tvmaze.enabled
+    assert "metadata     none: nothing is confirmed automatically" in stack.output()
     password = loaded.qbittorrent.password.get_secret_value()  # type: ignore[union-attr]
     assert f"password {password}" in stack.output()
     assert str(stack.paths.media / "movies") in stack.output()

@@ -21,7 +21,7 @@ RUSSIAN = ["Где ты был прошлой ночью?", "Я же сказа�
 
 
 async def test_an_untagged_russian_subtitle_is_read_and_linked_as_ru(
-    qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, tmp_path: Path
+    qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_tvmaze, tmp_path: Path
 ) -> None:
     paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
                         series=tmp_path / "series")
@@ -30,7 +30,8 @@ async def test_an_untagged_russian_subtitle_is_read_and_linked_as_ru(
     config = Config(
         qbittorrent=qbittorrent.config(), paths=paths,
         storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config()),
+        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
+                                tvmaze=fake_tvmaze.config()),
         worker=WorkerConfig(poll_interval=0.05),
     )
     content = make_content(qbittorrent.data_dir, NAME, {f"{NAME}.mkv": 120_000})

@@ -25,7 +25,7 @@ async def settle(app, download_id: str, *states: State, within: float = 30.0):
 
 
 async def test_a_movie_and_a_season_go_from_torrent_to_library_and_jellyfin_is_told(
-    qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_jellyfin, tmp_path: Path
+    qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_tvmaze, fake_jellyfin, tmp_path: Path
 ) -> None:
     paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
                         series=tmp_path / "series")
@@ -34,7 +34,8 @@ async def test_a_movie_and_a_season_go_from_torrent_to_library_and_jellyfin_is_t
     config = Config(
         qbittorrent=qbittorrent.config(), paths=paths,
         storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config()),
+        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
+                                tvmaze=fake_tvmaze.config()),
         jellyfin=fake_jellyfin.config(), worker=WorkerConfig(poll_interval=0.05),
     )
     app = build_app(config, mqtt=False)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from jellybit.config import RecognitionConfig
+from jellybit.core.countries import country_code, split_country
 from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.reasons import reason
 from jellybit.core.titles import titles_distance
@@ -21,8 +22,12 @@ def provider_name(provider: str) -> str:
 
 
 def label(candidate: Candidate) -> str:
-    """`'Fargo' (2014)` for messages."""
-    return f"'{candidate.title}'" + (f" ({candidate.year})" if candidate.year else "")
+    """`'Shameless' (2011, US, Showtime)` for messages: what tells one work from another of its name."""
+    network = candidate.details.get("network")
+    parts = [str(candidate.year) if candidate.year else "", "/".join(candidate_countries(candidate)),
+             network if isinstance(network, str) else ""]
+    shown = ", ".join(p for p in parts if p)
+    return f"'{candidate.title}'" + (f" ({shown})" if shown else "")
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class Reading:
     titles: tuple[str, ...]
     year: int | None = None
     season: int | None = None
-    country: str | None = None
+    country: str | None = None           # ISO 3166-1 alpha-2, from the release name or the context
 
 
 def candidate_names(candidate: Candidate) -> tuple[str, ...]:
@@ -43,42 +48,83 @@ def candidate_names(candidate: Candidate) -> tuple[str, ...]:
     return tuple(n for n in dict.fromkeys(names) if n)
 
 
+def reading_country(reading: Reading) -> str | None:
+    """The country the download is of: the reading's own, else a country tag ending one of its titles."""
+    if reading.country:
+        return country_code(reading.country)
+    return next((code for _, code in map(split_country, reading.titles) if code), None)
+
+
+def candidate_countries(candidate: Candidate) -> tuple[str, ...]:
+    """A candidate's origin countries (alpha-2): from its details, else a tag ending its title."""
+    raw = candidate.details.get("countries") or [candidate.details.get("country")]
+    codes = [country_code(c) for c in raw if isinstance(c, str)] if isinstance(raw, list) else []
+    if not any(codes):
+        codes = [split_country(n)[1] for n in (candidate.title, candidate.original_title) if n]
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
+def untagged(names: Iterable[str], country: str | None = None) -> tuple[str, ...]:
+    """The names, each followed by itself without a trailing country tag (only `country`'s, if given).
+
+    `House of Cards US` and `The Office (US)` then compare equal to `House of Cards` and `The
+    Office`; which country is meant is the country penalty's business, not the title distance's.
+    """
+    found: list[str] = []
+    for name in names:
+        found.append(name)
+        base, code = split_country(name)
+        if code is not None and (country is None or code == country):
+            found.append(base)
+    return tuple(dict.fromkeys(found))
+
+
+def _year_scale(ours: int, theirs: int, season: int | None, candidate: Candidate) -> float:
+    """How much of `year_distance` the gap between the year read and the candidate's year costs."""
+    gap = ours - theirs
+    scale = 0.25 if abs(gap) == 1 else 1.0
+    if candidate.media_type is not MediaType.SERIES:
+        return scale
+    last = candidate.details.get("last_year")
+    ended = isinstance(last, int) and ours > last + 1
+    if gap > 0 and (season or 1) > 1 and not ended:
+        return scale * 0.1           # a later season's release year, while the show ran
+    if abs(gap) == 1:
+        return scale * SERIES_YEAR_SCALE
+    # Season 1 (or a show named with its year) and a year far off: another show of that name.
+    return scale
+
+
 def candidate_reasons(reading: Reading, candidate: Candidate) -> tuple[Reason, ...]:
-    """The penalties one candidate earns against the reading (title, year, type)."""
+    """The penalties one candidate earns against the reading (title, year, type, country)."""
     who = f"{provider_name(candidate.provider)}'s {label(candidate)}"
     found: list[Reason] = []
-    distance, ours, theirs = titles_distance(reading.titles, candidate_names(candidate))
+    country = reading_country(reading)
+    distance, ours, theirs = titles_distance(untagged(reading.titles, country),
+                                             untagged(candidate_names(candidate)))
     if distance > 0:
         found.append(reason("title_distance", f"{who} is not exactly the title read: '{ours}' vs "
                             f"'{theirs}' (title distance {distance:.2f})", distance))
     series = candidate.media_type is MediaType.SERIES
     if reading.year is not None and candidate.year is not None and reading.year != candidate.year:
-        gap = abs(reading.year - candidate.year)
-        scale = 0.25 if gap == 1 else 1.0
-        if series:
-            scale *= SERIES_YEAR_SCALE if (reading.season or 1) <= 1 else 0.1
         found.append(reason("year_distance", f"the release says {reading.year} but {who} is from "
-                            f"{candidate.year}", scale))
+                            f"{candidate.year}", _year_scale(reading.year, candidate.year, reading.season,
+                                                                  candidate)))
     elif reading.year is None and not series and reading.media_type is not MediaType.SERIES:
         found.append(reason("year_unknown", f"the release gives no year; {who} is taken on its title"))
     if reading.media_type is not None and candidate.media_type not in (None, reading.media_type):
         found.append(reason("type_mismatch", f"{who} is a {candidate.media_type.value} but this download "
                             f"looks like a {reading.media_type.value}"))
+    origins = candidate_countries(candidate)
+    if country and origins and country not in origins:
+        found.append(reason("country_mismatch", f"{who} comes from {'/'.join(origins)}, but the download "
+                            f"is the {country} one"))
     return tuple(found)
 
 
 def distance_of(reasons: Iterable[Reason]) -> float:
     """The sum of the weights, capped at 1."""
     return round(min(1.0, sum(r.weight for r in reasons)), 4)
-
-
-def same_work(a: Candidate, b: Candidate) -> bool:
-    """The same film/show listed twice (e.g. by TMDB and TVDB): same type, year and a shared name."""
-    if a.provider == b.provider:
-        return a.provider_id == b.provider_id
-    if a.media_type != b.media_type or (a.year and b.year and abs(a.year - b.year) > 1):
-        return False
-    return titles_distance(candidate_names(a), candidate_names(b))[0] <= 0.05
 
 
 def margin_reason(best: Candidate, runner_up: Candidate | None, min_margin: float) -> Reason | None:

@@ -14,11 +14,13 @@ from jellybit.core.confidence import (
     label,
     margin_reason,
     provider_name,
+    reading_country,
     reason,
-    same_work,
+    untagged,
 )
 from jellybit.core.plan import Candidate, MediaType, Reason
 from jellybit.core.ports import MetadataProvider, MetadataQuery
+from jellybit.core.works import combine, group_works, listing_ids, merge
 from jellybit.errors import AdapterError, JellybitError
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,7 @@ log = logging.getLogger(__name__)
 SERIES_ONLY = frozenset({"tvdb", "tvmaze"})
 # Among listings of the same work, the provider Jellyfin's folder id should name.
 PREFERENCE = {MediaType.SERIES: ("tvdb", "tmdb", "tvmaze"), MediaType.MOVIE: ("tmdb", "tvdb", "tvmaze")}
-DETAILS_FOR = 3              # candidates whose details (seasons, aliases) are fetched
+DETAILS_FOR = 3              # works whose listings get their details (seasons, aliases, ids)
 MAX_QUERIES = 3              # searches per reading: the title, then other names while nothing fits
 MAX_KEPT = 12                # candidates kept on the recognition
 
@@ -82,7 +84,7 @@ class Matcher:
         return found
 
     async def details(self, candidate: Candidate, reasons: list[Reason]) -> Candidate:
-        """The candidate with the provider's details merged in (seasons, aliases); unchanged on error."""
+        """The candidate completed by its provider's details (seasons, aliases, ids); unchanged on error."""
         provider = next((p for p in self.providers if p.name == candidate.provider), None)
         if provider is None or candidate.media_type is None or "seasons" in candidate.details:
             return candidate
@@ -92,14 +94,8 @@ class Matcher:
             reasons.append(failure)
         if not isinstance(fetched, Candidate):
             return candidate
-        return replace(
-            candidate,
-            details={**candidate.details, **fetched.details},
-            original_title=candidate.original_title or fetched.original_title,
-            url=candidate.url or fetched.url,
-            poster_url=candidate.poster_url or fetched.poster_url,
-            year=candidate.year or fetched.year,
-        )
+        # The fresh details win for this provider's own fields; names and ids are the union.
+        return combine(replace(fetched, url=candidate.url or fetched.url), candidate)
 
     def score(self, reading: Reading, candidates: Sequence[Candidate]) -> list[Candidate]:
         """Each candidate with its distance, best first (ties: the preferred provider, then search order)."""
@@ -109,32 +105,44 @@ class Matcher:
         rank = {name: i for i, name in enumerate(preference)}
         return sorted(scored, key=lambda c: (c.distance, rank.get(c.provider, 9), order[id(c)]))
 
+    def works(self, reading: Reading, listings: Sequence[Candidate]
+              ) -> list[tuple[Candidate, list[Candidate]]]:
+        """The listings as works (one merged candidate each, with its listings), best first."""
+        groups = group_works(listings)
+        merged = [merge(g, PREFERENCE[g[0].media_type or reading.media_type or MediaType.MOVIE])
+                  for g in groups]
+        position = {_key(c): i for i, c in enumerate(merged)}
+        return [(c, groups[position[_key(c)]]) for c in self.score(reading, merged)]
+
     async def match(self, reading: Reading, search_type: MediaType | None,
                     original_title: str | None = None) -> Match:
-        """Search by the reading's names (more names only while nothing fits), fetch details, pick."""
+        """Search by the reading's names (more names only while nothing fits), group into works, pick."""
         outcome = Match()
         if not reading.titles:
             return outcome
-        seen: dict[tuple[str, str], Candidate] = {}
-        names = list(reading.titles)
+        listings: dict[tuple[str, str, str], Candidate] = {}
+        # `House of Cards US` is searched as `House of Cards` too: providers rarely carry the tag.
+        names = list(untagged(reading.titles, reading_country(reading)))
         first_original = original_title or next((n for n in names[1:]), None)
         queries = [(names[0], first_original)] + [(n, None) for n in names[1:] if n != first_original]
         for title, original in queries[:MAX_QUERIES]:
             query = MetadataQuery(title=title, media_type=search_type.value if search_type else None,
                                   year=reading.year, original_title=original)
             for candidate in await self.search(query, outcome.reasons):
-                seen.setdefault((candidate.provider, candidate.provider_id), candidate)
-            ranked = self.score(reading, list(seen.values()))
-            if ranked and (ranked[0].distance or 0.0) <= self.medium_distance:
+                listings.setdefault(_key(candidate), candidate)
+            ranked = self.works(reading, list(listings.values()))
+            if ranked and (ranked[0][0].distance or 0.0) <= self.medium_distance:
                 break
-        ranked = self.score(reading, list(seen.values()))
-        detailed = [await self.details(c, outcome.reasons) if i < DETAILS_FOR else c
-                    for i, c in enumerate(ranked)]
-        outcome.candidates = self.score(reading, detailed)[:MAX_KEPT]
+        wanted = [_key(listing) for _, group in self.works(reading, list(listings.values()))[:DETAILS_FOR]
+                  for listing in group]
+        fetched = await asyncio.gather(*(self.details(listings[key], outcome.reasons) for key in wanted))
+        listings.update(zip(wanted, fetched, strict=True))
+        outcome.candidates = [c for c, _ in self.works(reading, list(listings.values()))][:MAX_KEPT]
         if not outcome.candidates:
             return outcome
         best = outcome.candidates[0]
-        runner_up = next((c for c in outcome.candidates[1:] if not same_work(c, best)), None)
+        # Every other candidate is another work: listings of one work were merged above.
+        runner_up = outcome.candidates[1] if len(outcome.candidates) > 1 else None
         margin = margin_reason(best, runner_up, self.min_margin)
         outcome.reasons.extend(candidate_reasons(reading, best))
         if margin is not None:
@@ -146,10 +154,21 @@ class Matcher:
     async def pinned(self, provider: str, provider_id: str, media_type: MediaType | None,
                      known: Sequence[Candidate], fallback_title: str, year: int | None,
                      reasons: list[Reason]) -> Candidate:
-        """The candidate a human pinned by provider id: from the search, the provider, or built bare."""
+        """The candidate a human pinned by provider id: from the search, the provider, or built bare.
+
+        A merged candidate is found by any of its providers' ids; it then speaks for the pinned
+        provider, whose id the folder will carry.
+        """
         for candidate in known:
             if candidate.provider == provider and candidate.provider_id == provider_id:
                 return await self.details(candidate, reasons)
+        for candidate in known:
+            same_type = media_type in (None, candidate.media_type)
+            if same_type and listing_ids(candidate).get(provider) == provider_id:
+                links = candidate.details.get("links") or {}
+                url = links.get(provider) if isinstance(links, dict) else None
+                return replace(candidate, provider=provider, provider_id=provider_id,
+                               url=url if isinstance(url, str) else None, distance=None)
         source = next((p for p in self.providers if p.name == provider), None)
         if source is not None and media_type is not None:
             fetched, failure = await self._call(source, source.details(media_type.value, provider_id))
@@ -159,6 +178,12 @@ class Matcher:
                 reasons.append(failure)
         return Candidate(provider=provider, provider_id=provider_id, media_type=media_type,
                          title=fallback_title, year=year)
+
+
+def _key(candidate: Candidate) -> tuple[str, str, str]:
+    """A listing's identity: provider, type (TMDB numbers films and shows separately) and id."""
+    kind = candidate.media_type.value if candidate.media_type else ""
+    return candidate.provider, kind, candidate.provider_id
 
 
 def describe(candidate: Candidate) -> str:

@@ -53,13 +53,25 @@ def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:
     ]
 
 
+def _described(details: dict[str, Any]) -> dict[str, Any]:
+    """The details that tell works apart, only where they have the expected type."""
+    kinds = {"country": str, "network": str, "first_year": int, "last_year": int, "season_count": int,
+             "episode_count": int}
+    found: dict[str, Any] = {k: details[k] for k, kind in kinds.items() if isinstance(details.get(k), kind)}
+    links = details.get("links")
+    if isinstance(links, dict):
+        found["links"] = {str(k): v for k, v in links.items() if isinstance(v, str)}
+    return found
+
+
 def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
     """The metadata candidates of a recognition."""
     return [
         CandidatePayload(id=c.id, provider=c.provider, provider_id=c.provider_id,
                          media_type=c.media_type.value if c.media_type else None, title=c.title,
                          year=c.year, original_title=c.original_title, url=c.url, poster_url=c.poster_url,
-                         overview=(c.overview or "")[:600] or None, distance=c.distance, chosen=c.chosen)
+                         overview=(c.overview or "")[:600] or None, distance=c.distance, chosen=c.chosen,
+                         **_described(c.details))
         for c in recognition.candidates
     ]
 

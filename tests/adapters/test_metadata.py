@@ -20,10 +20,11 @@ from jellybit.adapters.metadata import (
     TvmazeProvider,
     build_cache,
     build_providers,
+    close_providers,
     status,
 )
 from jellybit.adapters.metadata.base import retry_after_seconds
-from jellybit.config import MetadataConfig, TmdbConfig
+from jellybit.config import MetadataConfig, TmdbConfig, TvmazeConfig
 from jellybit.core.plan import MediaType
 from jellybit.core.ports import MetadataQuery
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
@@ -101,7 +102,8 @@ async def test_tmdb_series_details_have_seasons_and_ids(fake_tmdb: FakeTmdb, mak
     assert fargo.details["original_language"] == "en"
     assert fargo.url == "https://www.themoviedb.org/tv/60622"
     (call,) = fake_tmdb.calls("/tv/60622")
-    assert set(call.param("append_to_response").split(",")) == {"alternative_titles", "external_ids"}
+    assert set(call.param("append_to_response").split(",")) == {
+        "alternative_titles", "external_ids", "translations"}
 
 
 async def test_tmdb_movie_details_have_aliases_and_no_seasons(
@@ -109,7 +111,7 @@ async def test_tmdb_movie_details_have_aliases_and_no_seasons(
 ) -> None:
     fake_catalogue.by("tmdb", "603").aliases.append("Matrix")
     matrix = await make(fake_tmdb).details("movie", "603")
-    assert matrix.details["aliases"] == ["Matrix"]
+    assert matrix.details["aliases"] == ["Matrix", "Матрица"]        # alternative titles, translations
     assert matrix.details["external_ids"] == {"imdb": "tt0133093"}
     assert "seasons" not in matrix.details
 
@@ -133,7 +135,7 @@ async def test_tvdb_search_and_details(fake_tvdb: FakeTvdb, make) -> None:
     assert (call.param("type"), call.param("year")) == ("series", "2014")
     details = await provider.details("series", "269613")
     assert details.details["seasons"] == FARGO_SEASONS
-    assert details.details["external_ids"] == {"imdb": "tt2802850"}
+    assert details.details["external_ids"] == {"imdb": "tt2802850", "tmdb": "60622", "tvmaze": "1006"}
 
 
 async def test_tvdb_movies_are_not_searched(fake_tvdb: FakeTvdb, make) -> None:
@@ -279,7 +281,7 @@ async def test_details_are_cached_too(fake_tvdb: FakeTvdb, store, make) -> None:
 
 
 async def test_without_a_store_a_memory_cache_is_used(fake_tmdb: FakeTmdb) -> None:
-    config = MetadataConfig(tmdb=fake_tmdb.config())
+    config = MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False))
     (provider,) = build_providers(config, None, policy=FAST)
     try:
         await provider.search(MetadataQuery("Fargo", "movie"))
@@ -483,6 +485,14 @@ async def test_build_providers_keeps_only_enabled_ones(fake_tmdb: FakeTmdb, fake
     assert found["tvmaze"].ok
     assert not found["tvdb"].enabled
     assert fake_tmdb.calls("/configuration")
+
+
+async def test_tvmaze_alone_is_the_default() -> None:
+    providers = build_providers(MetadataConfig(), None)
+    try:
+        assert [p.name for p in providers] == ["tvmaze"]
+    finally:
+        await close_providers(providers)
 
 
 def test_enabled_provider_without_a_key_is_a_config_error() -> None:

@@ -18,11 +18,11 @@ from jellybit.core.confidence import (
     numbering_reasons,
     reason,
     recommend,
-    same_work,
 )
 from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.reasons import PENALTIES
 from jellybit.core.titles import name_distance, normalize_title, titles_distance
+from jellybit.core.works import same_work
 
 CONFIG = RecognitionConfig()
 FARGO_TV = Candidate(
@@ -174,3 +174,87 @@ def test_every_penalty_is_documented() -> None:
     for code, penalty in PENALTIES.items():
         assert f"`{code}`" in documented, code
         assert f"{penalty.weight:.2f}" in documented, code
+
+
+# ---------------------------------------------------------------- country and year pick between works
+
+SHAMELESS_US = Candidate("tvdb", "161511", MediaType.SERIES, "Shameless (US)", 2011, details={
+    "country": "US", "countries": ["US"], "network": "Showtime", "last_year": 2021})
+SHAMELESS_UK = Candidate("tvdb", "79044", MediaType.SERIES, "Shameless (UK)", 2004, details={
+    "country": "GB", "countries": ["GB"], "network": "Channel 4", "last_year": 2013})
+
+
+def _pick(reading: Reading, *candidates: Candidate) -> tuple[Candidate, Reason | None]:
+    """The best candidate and the margin reason, as the matcher decides them."""
+    scored = sorted((replace(c, distance=distance_of(candidate_reasons(reading, c))) for c in candidates),
+                    key=lambda c: c.distance or 0.0)
+    return scored[0], margin_reason(scored[0], scored[1], CONFIG.min_margin)
+
+
+@pytest.mark.parametrize("country", ["US", "us", "USA"])
+def test_the_reading_country_picks_the_us_show(country: str) -> None:
+    reading = Reading(MediaType.SERIES, ("Shameless",), country=country)
+    best, margin = _pick(reading, SHAMELESS_UK, SHAMELESS_US)
+    assert best.provider_id == "161511"
+    assert margin is None                                  # a clear winner: ahead by at least min_margin
+    (penalty,) = candidate_reasons(Reading(MediaType.SERIES, ("Shameless",), country="US"), SHAMELESS_UK)
+    assert (penalty.code, penalty.blocking, penalty.weight) == ("country_mismatch", False, 0.2)
+    assert penalty.message == ("TVDB's 'Shameless (UK)' (2004, GB, Channel 4) comes from GB, but the "
+                               "download is the US one")
+
+
+def test_uk_in_a_reading_means_gb() -> None:
+    best, margin = _pick(Reading(MediaType.SERIES, ("Shameless",), country="UK"), SHAMELESS_US, SHAMELESS_UK)
+    assert (best.provider_id, margin) == ("79044", None)
+
+
+def test_without_a_country_the_two_shows_stay_tied() -> None:
+    best, margin = _pick(Reading(MediaType.SERIES, ("Shameless",)), SHAMELESS_US, SHAMELESS_UK)
+    assert best.distance == 0.0
+    assert margin is not None
+    assert margin.blocking
+    # A human reads which is which:
+    assert {"'Shameless (US)' (2011, US, Showtime)", "'Shameless (UK)' (2004, GB, Channel 4)"} == {
+        part for part in ("'Shameless (US)' (2011, US, Showtime)", "'Shameless (UK)' (2004, GB, Channel 4)")
+        if part in margin.message}
+
+
+@pytest.mark.parametrize(("year", "season", "expected"), [(2011, None, "161511"), (2004, None, "79044"),
+                                                          (2011, 1, "161511"), (2004, 1, "79044")])
+def test_the_year_in_the_name_picks_the_show(year: int, season: int | None, expected: str) -> None:
+    best, margin = _pick(Reading(MediaType.SERIES, ("Shameless",), year, season), SHAMELESS_US, SHAMELESS_UK)
+    assert (best.provider_id, margin) == (expected, None)
+
+
+def test_a_later_season_year_of_a_running_show_costs_little_but_not_after_it_ended() -> None:
+    running = Reading(MediaType.SERIES, ("Shameless",), 2012, season=5)
+    assert distance_of(candidate_reasons(running, SHAMELESS_UK)) < 0.05
+    ended = Reading(MediaType.SERIES, ("Shameless",), 2019, season=5)
+    assert distance_of(candidate_reasons(ended, SHAMELESS_UK)) == PENALTIES["year_distance"].weight
+    before = Reading(MediaType.SERIES, ("Shameless",), 2004, season=3)      # before the US show began
+    assert distance_of(candidate_reasons(before, SHAMELESS_US)) == PENALTIES["year_distance"].weight
+
+
+@pytest.mark.parametrize("title", ["House of Cards US", "House of Cards (US)", "House of Cards"])
+def test_a_country_word_in_the_title_costs_no_title_distance(title: str) -> None:
+    cards = Candidate("tmdb", "1425", MediaType.SERIES, "House of Cards", 2013, details={"country": "US"})
+    tvdb = Candidate("tvdb", "262980", MediaType.SERIES, "House of Cards (US)", 2013)
+    for reading in (Reading(MediaType.SERIES, (title,), country="US"), Reading(MediaType.SERIES, (title,))):
+        assert candidate_reasons(reading, cards) == ()
+        assert candidate_reasons(reading, tvdb) == ()
+
+
+def test_a_country_word_in_the_title_stands_for_the_country() -> None:
+    uk = Candidate("tmdb", "10134", MediaType.SERIES, "House of Cards", 1990, details={"country": "GB"})
+    found = {r.code for r in candidate_reasons(Reading(MediaType.SERIES, ("House of Cards US",)), uk)}
+    assert found == {"country_mismatch"}
+
+
+def test_a_candidate_without_a_country_is_not_penalized() -> None:
+    bare = Candidate("tvmaze", "175", MediaType.SERIES, "House of Cards", 2013)
+    assert candidate_reasons(Reading(MediaType.SERIES, ("House of Cards",), country="US"), bare) == ()
+
+
+def test_a_co_production_matches_each_of_its_countries() -> None:
+    both = Candidate("tmdb", "1", MediaType.SERIES, "Good Omens", 2019, details={"countries": ["GB", "US"]})
+    assert candidate_reasons(Reading(MediaType.SERIES, ("Good Omens",), country="US"), both) == ()

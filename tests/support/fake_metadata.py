@@ -2,22 +2,29 @@
 
 Fixtures (registered in tests/conftest.py), all function-scoped and started on 127.0.0.1:
 
-- `fake_catalogue` -> `Catalogue`: the titles every fake serves. Defaults (`default_catalogue()`):
+- `fake_catalogue` -> `Catalogue` (`tests/support/fake_catalogue.py`): the titles every fake serves:
   The Matrix (1999, movie, tmdb 603), The Matrix Reloaded (2003, movie, tmdb 604),
   Fargo (1996, movie, tmdb 275), Fargo (2014, series, tmdb 60622 / tvdb 269613 / tvmaze 1006,
-  seasons {1: 10, 2: 10, 3: 10, 4: 11, 5: 10}), and "Метод" (2015, Russian series, English title
-  and alias "Method", tmdb 65708 / tvdb 300241 / tvmaze 8137, seasons {1: 16, 2: 16}).
+  seasons {1: 10, 2: 10, 3: 10, 4: 11, 5: 10}), "Метод" (2015, Russian series, English title
+  and alias "Method", tmdb 65708 / tvdb 300241 / tvmaze 8137, seasons {1: 16, 2: 16}), and the US
+  and UK versions of Shameless, The Office and House of Cards (`us_uk_pairs()`).
   Extend it in a test: `fake_catalogue.add(FakeTitle("series", "Dark", 2017, seasons={1: 10}, tmdb_id=1,
-  tvdb_id=2, tvmaze_id=3, original_title=None))` - every fake sees it at once.
+  tvdb_id=2, tvmaze_id=3, country="DE"))` - every fake sees it at once.
 - `fake_tmdb` -> `FakeTmdb`: `/search/movie`, `/search/tv` (query, year / first_air_date_year,
-  language), `/movie/{id}`, `/tv/{id}` (append_to_response=alternative_titles,external_ids, with
-  `seasons[].season_number/episode_count`), `/configuration`. Auth: `api_key=FakeTmdb.API_KEY` or
-  `Authorization: Bearer FakeTmdb.READ_TOKEN`; anything else is TMDB's 401 body.
+  language; tv results carry `origin_country`), `/movie/{id}`, `/tv/{id}` (append_to_response=
+  alternative_titles,external_ids,translations; tv: `seasons[].season_number/episode_count`,
+  `networks`, `origin_country`, `first_air_date`, `last_air_date`, `number_of_seasons/episodes`;
+  movies: `production_countries`, `production_companies`), `/configuration`. Auth:
+  `api_key=FakeTmdb.API_KEY` or `Authorization: Bearer FakeTmdb.READ_TOKEN`; anything else is TMDB's
+  401 body.
 - `fake_tvdb` -> `FakeTvdb`: `POST /login` (`{"apikey": API_KEY, "pin": PIN}` when `require_pin`),
-  `/search?query=&type=&year=`, `/series/{id}/extended`, `/series/{id}/episodes/default?page=`,
+  `/search?query=&type=&year=` (with `country` as alpha-3, `network`, `remote_ids`),
+  `/series/{id}/extended` (`originalCountry`, `originalNetwork`, `firstAired`, `lastAired`,
+  `remoteIds` with IMDB / TheMovieDB.com / TV Maze), `/series/{id}/episodes/default?page=`,
   `/series/statuses`, in the `{"status", "data", "links"}` envelope. `expire_tokens()` makes every
   issued token answer 401 (as an expired one does). `episode_page_size` drives pagination.
-- `fake_tvmaze` -> `FakeTvmaze`: `/search/shows?q=`, `/shows/{id}` (embed[]=seasons, episodes),
+- `fake_tvmaze` -> `FakeTvmaze`: `/search/shows?q=`, `/shows/{id}` (embed[]=seasons, episodes;
+  `network.country.code` or a `webChannel`, `premiered`, `ended`, `externals`),
   `/shows/{id}/seasons`, `/shows/{id}/episodes`, `/shows/{id}/akas`. No auth.
 - `fake_jellyfin` -> `FakeJellyfin`: `POST /Library/Refresh` (204; `refreshes` counts accepted
   ones; needs `X-Emby-Token` or `Authorization: MediaBrowser Token="API_KEY"`), `GET /System/Info/Public`.
@@ -34,97 +41,28 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from jellybit.config import JellyfinConfig, TmdbConfig, TvdbConfig, TvmazeConfig
+from jellybit.config import TmdbConfig, TvdbConfig, TvmazeConfig
+from tests.support.fake_catalogue import (
+    COUNTRY_NAME,
+    TVDB_COUNTRY,
+    Catalogue,
+    FakeTitle,
+    default_catalogue,
+    us_uk_pairs,
+)
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, LoopbackProxy, Reply, running
+from tests.support.fake_jellyfin import FakeJellyfin
+
+__all__ = ["Catalogue", "FakeJellyfin", "FakeTitle", "FakeTmdb", "FakeTvdb", "FakeTvmaze",
+           "default_catalogue", "us_uk_pairs"]
 
 _LANG3 = {"en": "eng", "ru": "rus", "de": "deu", "fr": "fra", "ja": "jpn", "es": "spa"}
 _LANG_NAME = {"en": "English", "ru": "Russian", "de": "German", "fr": "French", "ja": "Japanese",
               "es": "Spanish"}
-
-
-@dataclass
-class FakeTitle:
-    """One film or show in the fake catalogue (ids per provider; None = that provider lacks it)."""
-
-    media_type: str                          # movie | series
-    title: str                               # English title
-    year: int
-    original_title: str | None = None        # title in the original language, if different
-    original_language: str = "en"
-    aliases: list[str] = field(default_factory=list)
-    seasons: dict[int, int] = field(default_factory=dict)
-    tmdb_id: int | None = None
-    tvdb_id: int | None = None
-    tvmaze_id: int | None = None
-    imdb_id: str | None = None
-    slug: str = ""
-    overview: str = ""
-
-    def names(self) -> list[str]:
-        """Every name a search may match."""
-        return [n for n in (self.title, self.original_title, *self.aliases) if n]
-
-    @property
-    def primary_name(self) -> str:
-        """The name in the original language (what TVDB calls `name`)."""
-        return self.original_title or self.title
-
-
-class Catalogue:
-    """The titles the fakes serve; tests add to it."""
-
-    def __init__(self, titles: list[FakeTitle] | None = None) -> None:
-        self.titles: list[FakeTitle] = list(titles or [])
-
-    def add(self, title: FakeTitle) -> FakeTitle:
-        """Add a title (visible to every fake using this catalogue)."""
-        self.titles.append(title)
-        return title
-
-    def search(self, text: str, media_type: str | None = None) -> list[FakeTitle]:
-        """Case-insensitive match on any name: exact matches first, then substrings."""
-        needle = " ".join(text.split()).casefold()
-        exact, partial = [], []
-        for t in self.titles:
-            if media_type and t.media_type != media_type:
-                continue
-            names = [n.casefold() for n in t.names()]
-            if needle in names:
-                exact.append(t)
-            elif any(needle in n for n in names):
-                partial.append(t)
-        return exact + partial
-
-    def by(self, provider: str, ident: str) -> FakeTitle | None:
-        """The title with this provider id."""
-        for t in self.titles:
-            if str(getattr(t, f"{provider}_id")) == ident:
-                return t
-        return None
-
-
-def default_catalogue() -> Catalogue:
-    """Fargo twice (film and series), The Matrix (and a sequel), and a Cyrillic-titled show."""
-    return Catalogue([
-        FakeTitle("movie", "The Matrix", 1999, tmdb_id=603, imdb_id="tt0133093", slug="the-matrix",
-                  overview="A hacker learns what the Matrix is."),
-        FakeTitle("movie", "The Matrix Reloaded", 2003, tmdb_id=604, imdb_id="tt0234215",
-                  slug="the-matrix-reloaded", overview="Neo and the rebels fight on."),
-        FakeTitle("movie", "Fargo", 1996, tmdb_id=275, imdb_id="tt0116282", slug="fargo-1996",
-                  overview="A car salesman hires two criminals."),
-        FakeTitle("series", "Fargo", 2014, seasons={1: 10, 2: 10, 3: 10, 4: 11, 5: 10}, tmdb_id=60622,
-                  tvdb_id=269613, tvmaze_id=1006, imdb_id="tt2802850", slug="fargo",
-                  overview="An anthology of crime stories in the Midwest."),
-        FakeTitle("series", "Method", 2015, original_title="Метод", original_language="ru",
-                  aliases=["The Method"], seasons={1: 16, 2: 16}, tmdb_id=65708, tvdb_id=300241,
-                  tvmaze_id=8137, imdb_id="tt4733812", slug="metod",
-                  overview="A detective hunts serial killers."),
-    ])
 
 
 class _CatalogueServer(FakeHttpServer):
@@ -190,17 +128,27 @@ class FakeTmdb(_CatalogueServer):
         if t.media_type == "movie":
             return {**common, "title": t.title, "original_title": t.primary_name, "release_date": date}
         return {**common, "name": t.title, "original_name": t.primary_name, "first_air_date": date,
-                "origin_country": ["US"]}
+                "origin_country": [t.country]}
 
     def _details(self, t: FakeTitle, append: list[str]) -> dict[str, Any]:
         body = self._result(t)
         alt = [{"iso_3166_1": "US", "title": a, "type": ""} for a in t.aliases]
+        company = {"id": 1000 + (t.tmdb_id or 0), "logo_path": None, "name": t.network,
+                   "origin_country": t.country}
         if t.media_type == "movie":
             body["imdb_id"] = t.imdb_id
+            body["origin_country"] = [t.country]
+            body["production_countries"] = [{"iso_3166_1": t.country, "name": COUNTRY_NAME[t.country]}]
+            body["production_companies"] = [company] if t.network else []
             if "alternative_titles" in append:
                 body["alternative_titles"] = {"id": t.tmdb_id, "titles": alt}
         else:
+            end = t.end_year or t.year + max(len(t.seasons), 1) - 1
+            body["last_air_date"] = f"{end}-06-01"
+            body["networks"] = [company] if t.network else []
             body["number_of_seasons"] = len(t.seasons)
+            body["number_of_episodes"] = sum(t.seasons.values())
+            body["status"] = "Ended" if t.end_year else "Returning Series"
             body["seasons"] = [
                 {"air_date": f"{t.year + n - 1}-04-15", "episode_count": count, "id": 1000 + n,
                  "name": f"Season {n}", "overview": "", "poster_path": None, "season_number": n}
@@ -209,7 +157,14 @@ class FakeTmdb(_CatalogueServer):
             if "alternative_titles" in append:
                 body["alternative_titles"] = {"id": t.tmdb_id, "results": alt}
         if "external_ids" in append:
-            body["external_ids"] = {"imdb_id": t.imdb_id, "tvdb_id": t.tvdb_id}
+            body["external_ids"] = {"imdb_id": t.imdb_id, "tvdb_id": t.tvdb_id, "wikidata_id": None}
+        if "translations" in append:
+            key = "title" if t.media_type == "movie" else "name"
+            body["translations"] = {"translations": [
+                {"iso_3166_1": "US" if lang == "en" else lang.upper(), "iso_639_1": lang,
+                 "name": lang, "english_name": lang, "data": {key: name, "overview": "", "homepage": ""}}
+                for lang, name in {"en": t.title, **t.translations}.items()
+            ]}
         return body
 
 
@@ -289,38 +244,53 @@ class FakeTvdb(_CatalogueServer):
                  and (year is None or str(t.year) == year)]
         data = []
         for t in found:
-            translations = {"eng": t.title, self._lang(t): t.primary_name}
+            translations = {"eng": t.tvdb_english, self._lang(t): t.tvdb_primary}
             data.append({
                 "objectID": f"{t.media_type}-{t.tvdb_id}", "id": f"{t.media_type}-{t.tvdb_id}",
-                "tvdb_id": str(t.tvdb_id), "name": t.primary_name, "slug": t.slug, "type": t.media_type,
+                "tvdb_id": str(t.tvdb_id), "name": t.tvdb_primary, "slug": t.slug, "type": t.media_type,
                 "image_url": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
                 "thumbnail": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1_t.jpg",
                 "year": str(t.year), "first_air_time": f"{t.year}-04-15",
                 "primary_language": self._lang(t),
                 "aliases": list(t.aliases) + ([t.title] if t.original_title else []),
                 "translations": translations, "overviews": {"eng": t.overview}, "overview": t.overview,
-                "country": "usa", "status": "Ended",
+                "country": TVDB_COUNTRY[t.country], "network": t.network or None,
+                "status": "Ended" if t.end_year else "Continuing", "remote_ids": self._remote_ids(t),
             })
         return self._ok(data, {"prev": None, "self": r.target, "next": None, "total_items": len(data),
                                "page_size": 50})
 
+    def _remote_ids(self, t: FakeTitle) -> list[dict[str, Any]]:
+        ids = [(t.imdb_id, 2, "IMDB"), (t.tmdb_id, 12, "TheMovieDB.com"), (t.tvmaze_id, 18, "TV Maze")]
+        return [{"id": str(value), "type": kind, "sourceName": source} for value, kind, source in ids
+                if value is not None]
+
     def _series(self, t: FakeTitle, extended: bool) -> dict[str, Any]:
+        network = {"id": 900 + len(t.network), "name": t.network, "slug": t.network.lower(),
+                   "country": TVDB_COUNTRY[t.country], "primaryCompanyType": 1} if t.network else None
         body: dict[str, Any] = {
-            "id": t.tvdb_id, "name": t.primary_name, "slug": t.slug,
+            "id": t.tvdb_id, "name": t.tvdb_primary, "slug": t.slug,
             "image": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
-            "year": str(t.year), "firstAired": f"{t.year}-04-15", "originalLanguage": self._lang(t),
-            "overview": t.overview, "nameTranslations": ["eng", self._lang(t)],
+            "year": str(t.year), "firstAired": f"{t.year}-04-15",
+            "lastAired": f"{t.end_year}-06-01" if t.end_year else None,
+            "originalLanguage": self._lang(t), "originalCountry": TVDB_COUNTRY[t.country],
+            "country": TVDB_COUNTRY[t.country], "overview": t.overview,
+            "nameTranslations": ["eng", self._lang(t)],
             "aliases": [{"language": "eng", "name": a} for a in t.aliases],
             "status": {"id": 2, "name": "Ended", "recordType": "series", "keepUpdated": False},
         }
         if extended:
+            body["originalNetwork"] = network
+            body["latestNetwork"] = network
             body["seasons"] = [{"id": 5000 + n, "seriesId": t.tvdb_id, "number": n,
                                 "type": {"id": 1, "name": "Aired Order", "type": "official"}}
                                for n in sorted(t.seasons)]
-            body["translations"] = {"nameTranslations": [
-                {"name": t.title, "language": "eng"}, {"name": t.primary_name, "language": self._lang(t),
-                                                       "isPrimary": True}]}
-            body["remoteIds"] = [{"id": t.imdb_id, "type": 2, "sourceName": "IMDB"}] if t.imdb_id else []
+            names = [{"name": t.tvdb_english, "language": "eng"},
+                     {"name": t.tvdb_primary, "language": self._lang(t), "isPrimary": True}]
+            names += [{"name": name, "language": _LANG3.get(lang, lang)}
+                      for lang, name in t.translations.items()]
+            body["translations"] = {"nameTranslations": names}
+            body["remoteIds"] = self._remote_ids(t)
         return body
 
     def _episodes(self, t: FakeTitle, page: int) -> Reply:
@@ -364,10 +334,7 @@ class FakeTvmaze(_CatalogueServer):
         if sub == "/episodes":
             return Reply(200, self._episodes(t))
         if sub == "/akas":
-            akas = ([{"name": t.original_title, "country": {"name": "Russian Federation", "code": "RU",
-                                                            "timezone": "Europe/Moscow"}}]
-                    if t.original_title else [])
-            return Reply(200, akas + [{"name": a, "country": None} for a in t.aliases])
+            return Reply(200, self._akas(t))
         show = self._show(t)
         embeds = r.query.get("embed[]", []) + r.query.get("embed", [])
         embedded = {}
@@ -381,16 +348,33 @@ class FakeTvmaze(_CatalogueServer):
 
     def _show(self, t: FakeTitle) -> dict[str, Any]:
         slug = t.slug or re.sub(r"\W+", "-", t.title.lower())
+        country = {"name": COUNTRY_NAME[t.country], "code": t.country, "timezone": "America/New_York"}
+        channel = {"id": 10 + len(t.network), "name": t.network, "officialSite": None}
+        # A streaming service is a `webChannel`, usually without a country; a broadcaster a `network`.
+        network = {**channel, "country": country} if t.network and not t.web else None
+        web = {**channel, "country": None} if t.network and t.web else None
         return {
             "id": t.tvmaze_id, "url": f"https://www.tvmaze.com/shows/{t.tvmaze_id}/{slug}", "name": t.title,
             "type": "Scripted", "language": _LANG_NAME.get(t.original_language, t.original_language),
-            "genres": ["Drama", "Crime"], "status": "Ended", "premiered": f"{t.year}-04-15",
+            "genres": ["Drama", "Crime"], "status": "Ended" if t.end_year else "Running",
+            "premiered": f"{t.year}-04-15", "ended": f"{t.end_year}-06-01" if t.end_year else None,
+            "network": network, "webChannel": web,
             "externals": {"tvrage": None, "thetvdb": t.tvdb_id, "imdb": t.imdb_id},
             "image": {"medium": f"https://static.tvmaze.com/uploads/images/medium_portrait/1/{t.tvmaze_id}.jpg",
                       "original": f"https://static.tvmaze.com/uploads/images/original_untouched/1/{t.tvmaze_id}.jpg"},
             "summary": f"<p><b>{t.title}</b> {t.overview}</p>",
             "_links": {"self": {"href": f"https://api.tvmaze.com/shows/{t.tvmaze_id}"}},
         }
+
+    def _akas(self, t: FakeTitle) -> list[dict[str, Any]]:
+        def country(code: str) -> dict[str, str] | None:
+            known = code in COUNTRY_NAME
+            return {"name": COUNTRY_NAME[code], "code": code, "timezone": "UTC"} if known else None
+
+        own = [{"name": t.original_title, "country": country(t.country)}] if t.original_title else []
+        translated = [{"name": name, "country": country(lang.upper())}
+                      for lang, name in t.translations.items()]
+        return own + translated + [{"name": a, "country": None} for a in t.aliases]
 
     def _seasons(self, t: FakeTitle) -> list[dict[str, Any]]:
         return [{"id": t.tvmaze_id * 100 + n, "number": n, "name": "", "episodeOrder": count,
@@ -401,39 +385,6 @@ class FakeTvmaze(_CatalogueServer):
         return [{"id": t.tvmaze_id * 10000 + s * 100 + e, "season": s, "number": e, "type": "regular",
                  "name": f"Episode {e}", "airdate": f"{t.year + s - 1}-05-{e:02d}"}
                 for s, count in sorted(t.seasons.items()) for e in range(1, count + 1)]
-
-
-# ---------------------------------------------------------------- Jellyfin
-
-
-class FakeJellyfin(FakeHttpServer):
-    """Jellyfin's `/Library/Refresh` and `/System/Info/Public`."""
-
-    API_KEY = "jellyfin-api-key-5c1e"
-
-    def config(self, **overrides: Any) -> JellyfinConfig:
-        """An enabled JellyfinConfig pointed at this fake."""
-        return JellyfinConfig(**{"enabled": True, "url": self.origin, "api_key": self.API_KEY,
-                                 "debounce_seconds": 0.05, **overrides})
-
-    @property
-    def refreshes(self) -> int:
-        """Accepted `POST /Library/Refresh` calls."""
-        return sum(1 for r in self.calls("/Library/Refresh", "POST") if self._authorized(r))
-
-    def _authorized(self, r: LoggedRequest) -> bool:
-        auth = r.headers.get("authorization", "")
-        return r.headers.get("x-emby-token") == self.API_KEY or f'Token="{self.API_KEY}"' in auth
-
-    def route(self, r: LoggedRequest) -> Reply:
-        """Jellyfin's routes."""
-        if r.path == "/System/Info/Public" and r.method == "GET":
-            return Reply(200, {"LocalAddress": self.origin, "ServerName": "fake-jellyfin",
-                               "Version": "10.10.7", "ProductName": "Jellyfin Server", "Id": "f" * 32,
-                               "StartupWizardCompleted": True})
-        if r.path == "/Library/Refresh" and r.method == "POST":
-            return Reply(204) if self._authorized(r) else Reply(401, "")
-        return Reply(404, "")
 
 
 # ---------------------------------------------------------------- fixtures

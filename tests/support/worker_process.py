@@ -20,16 +20,26 @@ from urllib.parse import urlsplit
 import aiomqtt
 import pytest
 
+from jellybit.config import load_config
+from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
 CLI = [sys.executable, "-m", "jellybit.transports.cli"]
 
 
 def process_env(**extra: str) -> dict[str, str]:
-    """The test's environment minus pytest's own variables (a worker must not know it is tested)."""
+    """The test's environment minus pytest's own variables (a worker must not know it is tested),
+    with every HTTP request beyond loopback sent to a closed local port (the network guard)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(CHILD_PROXY_ENV)
     env.update(extra)
     return env
+
+
+def checked(config: Path) -> Path:
+    """The config file, once the network guard has seen that it stays on loopback."""
+    assert_loopback_config(load_config(config, env=process_env()))
+    return config
 
 
 def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = None,
@@ -59,6 +69,9 @@ base_topic = "{base_topic}"
 client_id = "worker-{base_topic}"
 discovery = false
 
+[metadata.tvmaze]
+enabled = false
+
 [worker]
 poll_interval = 0.2
 retry_max_backoff = 1.0
@@ -71,7 +84,7 @@ level = "INFO"
 
 def run_cli(config: Path, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     """Run one `jellybit --config FILE ...` command as a subprocess."""
-    return subprocess.run([*CLI, "--config", str(config), *args], capture_output=True, text=True,
+    return subprocess.run([*CLI, "--config", str(checked(config)), *args], capture_output=True, text=True,
                           env=process_env(), stdin=subprocess.DEVNULL, timeout=timeout, check=False)
 
 
@@ -91,7 +104,7 @@ class WorkerProcess:
     def start(self) -> None:
         """Start the worker (returns at once; wait for `online` on the bus)."""
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen([*CLI, "--config", str(self.config), "run"],
+            self.proc = subprocess.Popen([*CLI, "--config", str(checked(self.config)), "run"],
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env())
 
     def signal(self, sig: int, timeout: float = 30.0) -> int:

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from jellybit.config import Config, MetadataConfig
+from jellybit.config import Config, MetadataConfig, TvmazeConfig
 from jellybit.errors import InvalidArgument
 from jellybit.transports.cli_recognize import read_file_list, run_recognize
 from tests.support.torrents import make_content, make_torrent
+
+# No provider at all (TVMaze is on by default and would reach api.tvmaze.com).
+NO_PROVIDERS = Config(metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)))
 
 
 def args(**values: object) -> argparse.Namespace:
@@ -27,8 +30,9 @@ def run(config: Config, **values: object) -> dict:
 
 
 @pytest.fixture
-def config(fake_tmdb, fake_tvdb) -> Config:
-    return Config(metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config()))
+def config(fake_tmdb, fake_tvdb, fake_tvmaze) -> Config:
+    return Config(metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
+                                          tvmaze=fake_tvmaze.config()))
 
 
 def test_a_clean_movie_is_matched_and_would_be_automatic(config: Config) -> None:
@@ -69,7 +73,7 @@ def test_human_output_names_the_decision(config: Config) -> None:
     ("Fargo.S02.1080p.WEB-DL", "Fargo.S02.1080p.WEB-DL.mkv"),
 ])
 def test_a_bare_name_stands_for_one_file(name: str, file: str) -> None:
-    result = run(Config(), name=name)
+    result = run(NO_PROVIDERS, name=name)
     assert result["assumed_file"] == file
     assert [i["source"] for i in result["plan"]] == [file]
 
@@ -93,14 +97,14 @@ def test_the_assumed_file_is_said_and_a_given_list_is_not(config: Config, tmp_pa
 
 
 def test_without_providers_everything_goes_to_review() -> None:
-    result = run(Config(), name="Some.Show.S01E01.mkv")
+    result = run(NO_PROVIDERS, name="Some.Show.S01E01.mkv")
     assert result["automatic"] is False
     assert any(r["blocking"] for r in result["reasons"])
 
 
 def test_a_name_is_required() -> None:
     with pytest.raises(InvalidArgument):
-        run_recognize(args(), Config(), io.StringIO())
+        run_recognize(args(), NO_PROVIDERS, io.StringIO())
 
 
 def test_file_lists_take_sizes_or_bare_paths() -> None:

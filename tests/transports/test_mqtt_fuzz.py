@@ -15,7 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jellybit.app import build_app
-from jellybit.config import Config, PathsConfig, QbittorrentConfig, StorageConfig
+from jellybit.config import (
+    Config,
+    MetadataConfig,
+    PathsConfig,
+    QbittorrentConfig,
+    StorageConfig,
+    TvmazeConfig,
+)
 from jellybit.protocol import Command, Response, parse_request
 from tests.support.services import free_port
 
@@ -48,6 +55,7 @@ def _config(root: Path) -> Config:
         storage=StorageConfig(database=root / "jellybit.db"),
         qbittorrent=QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", timeout=1.0),
         paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
+        metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)),
     )
 
 

@@ -19,8 +19,10 @@ from typing import Any
 
 import httpx
 
+from jellybit.config import load_config
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 from tests.support.fake_metadata import FakeTmdb
+from tests.support.network_guard import assert_loopback_config
 from tests.support.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +63,7 @@ class Child:
         """Start it."""
         env = child_env()
         env["NICEGUI_STORAGE_PATH"] = str(self.cwd / ".nicegui")
+        assert_loopback_config(load_config(self.config, env=env))
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "jellybit.transports.cli", "--config", str(self.config), self.command],
@@ -127,6 +130,9 @@ enabled = true
 api_key = "{FakeTmdb.API_KEY}"
 base_url = "{tmdb.base_url}"
 image_base_url = "{posters.base_url}"
+
+[metadata.tvmaze]
+enabled = false
 
 [worker]
 poll_interval = 0.1

@@ -153,7 +153,8 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     badge = page.locator("[data-section=Download] [data-state]")
     expect(badge).to_have_text("Needs review")
     recognition = page.locator("[data-section=Recognition]")
-    expect(recognition.get_by_text("is only 0.10 ahead of 'The Matrix Reloaded' (2003)")).to_be_visible()
+    expect(recognition.get_by_text(
+        "is only 0.10 ahead of 'The Matrix Reloaded' (2003, US, Warner Bros. Pictures)")).to_be_visible()
     expect(page.get_by_role("img", name="Poster of The Matrix Reloaded (2003)")).to_be_visible()
     shoot(page, "detail-review-desktop")
     phone.goto(f"{stack.url}/download/{ident}")

@@ -15,6 +15,7 @@ from ui.actions import ALLOWED, allowed
 from ui.auth import safe_target
 from ui.pages.add import add_payload
 from ui.pages.detail import valid_id
+from ui.pages.detail_sections import work_line
 from ui.pages.downloads import matches, split
 from ui.pages.titles import coverage
 
@@ -97,3 +98,11 @@ def test_download_ids() -> None:
 
 def test_counts_use_the_singular_for_one() -> None:
     assert [fmt.count(n, "file") for n in (0, 1, 2)] == ["0 files", "1 file", "2 files"]
+
+
+def test_a_candidate_card_says_what_tells_the_work_apart() -> None:
+    us = {"first_year": 2011, "last_year": 2021, "country": "US", "network": "Showtime", "season_count": 11}
+    assert work_line(us) == "2011–2021 · US · Showtime · 11 seasons"
+    assert work_line({"first_year": 1990, "last_year": 1990, "country": "GB", "season_count": 1}) == (
+        "1990 · GB · 1 season")
+    assert work_line({}) == ""

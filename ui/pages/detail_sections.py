@@ -124,6 +124,9 @@ def candidates(items: list[dict[str, Any]], selected: str | None,
                     if item.get("distance") is not None:
                         meta.append(f"match {round((1 - item['distance']) * 100)} %")
                     ui.label(" · ".join(m for m in meta if m)).classes("text-xs opacity-70")
+                    described = work_line(item)
+                    if described:
+                        ui.label(described).classes("text-xs").style(WRAP).mark(f"work-{key}")
                     provider_link(item.get("provider"), item.get("provider_id"), item.get("url"),
                                   item.get("media_type"))
                     button = ui.button("Chosen" if picked else "Choose", icon="check" if picked else None,
@@ -132,6 +135,16 @@ def candidates(items: list[dict[str, Any]], selected: str | None,
                         f" aria-pressed={'true' if picked else 'false'}").classes("w-full").mark(
                         f"choose-{key}")
                     button.set_enabled(can_choose)
+
+
+def work_line(item: dict[str, Any]) -> str:
+    """`2011–2021 · US · Showtime · 11 seasons`: what tells a work from another of its name."""
+    first, last = item.get("first_year"), item.get("last_year")
+    years = f"{first}–{last}" if first and last and last != first else str(first or "")
+    seasons = item.get("season_count")
+    parts = [years, item.get("country") or "", item.get("network") or "",
+             f"{seasons} season{'s' if seasons != 1 else ''}" if seasons else ""]
+    return " · ".join(str(p) for p in parts if p)
 
 
 def candidate_key(item: dict[str, Any]) -> str:

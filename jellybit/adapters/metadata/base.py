@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from jellybit import __version__
 from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.core.countries import country_code
 from jellybit.core.plan import MediaType
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
 
@@ -182,6 +183,17 @@ def language_code(value: object) -> str | None:
         return None
     lowered = text.lower()
     return _LANGUAGES.get(lowered, lowered)
+
+
+def country_codes(values: Any) -> list[str]:
+    """Provider country codes (`US`, TVDB's `usa`, `UK`) as ISO 3166-1 alpha-2, deduplicated, in order."""
+    found = (country_code(clean_text(v, 60)) for v in values or ())
+    return list(dict.fromkeys(c for c in found if c))
+
+
+def country_details(codes: list[str]) -> dict[str, Any]:
+    """`{"country": first, "countries": all}` for a candidate's details, or nothing when unknown."""
+    return {"country": codes[0], "countries": codes} if codes else {}
 
 
 def cache_key(provider: str, method: str, path: str, params: Mapping[str, Any] | None) -> str:

@@ -12,6 +12,8 @@ from jellybit.adapters.metadata.base import (
     RetryPolicy,
     clean_query,
     clean_text,
+    country_codes,
+    country_details,
     language_code,
     media_type_of,
     numeric_id,
@@ -41,6 +43,7 @@ class _Result(BaseModel):
     poster_path: str | None = None
     overview: str | None = None
     original_language: str | None = None
+    origin_country: list[str] = Field(default_factory=list)    # tv (search and details); newer movies
 
 
 class _Page(BaseModel):
@@ -67,11 +70,40 @@ class _ExternalIds(BaseModel):
     tvdb_id: int | None = None
 
 
+class _Company(BaseModel):
+    name: str | None = None              # networks (tv), production_companies (movies)
+
+
+class _Country(BaseModel):
+    iso_3166_1: str | None = None
+
+
+class _TranslationData(BaseModel):
+    name: str | None = None              # tv
+    title: str | None = None             # movies
+
+
+class _Translation(BaseModel):
+    iso_639_1: str | None = None
+    data: _TranslationData = Field(default_factory=_TranslationData)
+
+
+class _Translations(BaseModel):
+    translations: list[_Translation] = Field(default_factory=list)
+
+
 class _Details(_Result):
     imdb_id: str | None = None
     seasons: list[_Season] = Field(default_factory=list)
     alternative_titles: _AltTitles = Field(default_factory=_AltTitles)
     external_ids: _ExternalIds = Field(default_factory=_ExternalIds)
+    translations: _Translations = Field(default_factory=_Translations)
+    networks: list[_Company] = Field(default_factory=list)
+    production_companies: list[_Company] = Field(default_factory=list)
+    production_countries: list[_Country] = Field(default_factory=list)
+    last_air_date: str | None = None
+    number_of_seasons: int | None = None
+    number_of_episodes: int | None = None
 
 
 class _Configuration(BaseModel):
@@ -138,31 +170,45 @@ class TmdbProvider:
         return [self._candidate(kind, r) for r in page.results[: self.max_results]]
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
-        """One movie or show with aliases, external ids and (for TV) seasons -> episode counts."""
+        """One movie or show: aliases and translations, ids, country, network or studio, years, seasons."""
         kind = media_type_of(media_type)
         ident = numeric_id(self.name, provider_id)
         path = f"/movie/{ident}" if kind is MediaType.MOVIE else f"/tv/{ident}"
-        params = {"language": self.config.language, "append_to_response": "alternative_titles,external_ids"}
+        params = {"language": self.config.language,
+                  "append_to_response": "alternative_titles,external_ids,translations"}
         data = await self._api.get_json(path, params, model=_Details)
         base = self._candidate(kind, data)
         alt = data.alternative_titles.titles or data.alternative_titles.results
+        translated = (t.data.title if kind is MediaType.MOVIE else t.data.name
+                      for t in data.translations.translations)
+        own = {(base.title or "").casefold(), (base.original_title or "").casefold()}
+        movie = kind is MediaType.MOVIE
+        countries = base.details.get("countries") or (
+            country_codes(c.iso_3166_1 for c in data.production_countries) if movie else [])
+        companies = data.production_companies if movie else data.networks
         details = {
             **base.details,
-            "aliases": unique_texts(t.title for t in alt),
+            "aliases": [n for n in unique_texts([*(t.title for t in alt), *translated])
+                        if n.casefold() not in own],
             "external_ids": {
                 k: v for k, v in {
                     "imdb": clean_text(data.imdb_id or data.external_ids.imdb_id, 20),
                     "tvdb": str(data.external_ids.tvdb_id) if data.external_ids.tvdb_id else None,
                 }.items() if v
             },
+            **country_details(countries),
+            "network": next((n for n in (clean_text(c.name, 100) for c in companies) if n), None),
         }
-        if kind is MediaType.SERIES:
+        if not movie:
             details["seasons"] = {
                 str(s.season_number): s.episode_count or 0
                 for s in sorted(data.seasons, key=lambda s: s.season_number)
                 if s.season_number >= 0
             }
-        return replace(base, details=details)
+            details["last_year"] = year_of(data.last_air_date)
+            details["season_count"] = data.number_of_seasons
+            details["episode_count"] = data.number_of_episodes
+        return replace(base, details={k: v for k, v in details.items() if v is not None})
 
     def _candidate(self, kind: MediaType, r: _Result) -> Candidate:
         movie = kind is MediaType.MOVIE
@@ -181,7 +227,11 @@ class TmdbProvider:
             url=f"{PAGE_URL}/{'movie' if movie else 'tv'}/{r.id}",
             poster_url=poster,
             overview=clean_text(r.overview, 2000),
-            details={"original_language": language_code(r.original_language)},
+            details={k: v for k, v in {
+                "original_language": language_code(r.original_language),
+                **country_details(country_codes(r.origin_country)),
+                "first_year": year_of(r.release_date if movie else r.first_air_date),
+            }.items() if v is not None},
         )
 
     async def ping(self) -> ServiceStatus:

@@ -16,6 +16,8 @@ from jellybit.adapters.metadata.base import (
     RetryPolicy,
     clean_query,
     clean_text,
+    country_codes,
+    country_details,
     language_code,
     media_type_of,
     numeric_id,
@@ -47,6 +49,11 @@ class _Token(BaseModel):
     token: str
 
 
+class _RemoteId(BaseModel):
+    id: str | int
+    sourceName: str | None = None
+
+
 class _SearchItem(BaseModel):
     tvdb_id: str | int | None = None
     id: str | int | None = None
@@ -62,6 +69,9 @@ class _SearchItem(BaseModel):
     translations: dict[str, str] | None = None
     overviews: dict[str, str] | None = None
     overview: str | None = None
+    country: str | None = None              # ISO 3166-1 alpha-3, lowercase ("usa")
+    network: str | None = None
+    remote_ids: list[_RemoteId] | None = None
 
 
 class _Alias(BaseModel):
@@ -80,9 +90,9 @@ class _Translations(BaseModel):
     overviewTranslations: list[dict[str, Any]] | None = None
 
 
-class _RemoteId(BaseModel):
-    id: str | int
-    sourceName: str | None = None
+class _Company(BaseModel):
+    name: str | None = None
+    country: str | None = None
 
 
 class _Series(BaseModel):
@@ -92,7 +102,12 @@ class _Series(BaseModel):
     image: str | None = None
     year: str | int | None = None
     firstAired: str | None = None
+    lastAired: str | None = None
     originalLanguage: str | None = None
+    originalCountry: str | None = None      # ISO 3166-1 alpha-3, lowercase
+    country: str | None = None
+    originalNetwork: _Company | None = None
+    latestNetwork: _Company | None = None
     overview: str | None = None
     aliases: list[_Alias] | None = None
     translations: _Translations | None = None
@@ -112,6 +127,20 @@ def _image(value: str | None) -> str | None:
     if value and value.startswith("/"):
         value = ARTWORK_URL + value
     return safe_url(value)
+
+
+# TVDB's `sourceName` of the ids it keeps for other sites -> Jellybit's id keys.
+_REMOTE_SOURCES = {"imdb": "imdb", "themoviedb.com": "tmdb", "tv maze": "tvmaze", "tvmaze": "tvmaze"}
+
+
+def _external_ids(remote: list[_RemoteId] | None) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for item in remote or []:
+        key = _REMOTE_SOURCES.get((clean_text(item.sourceName, 40) or "").casefold())
+        value = clean_text(item.id, 40)
+        if key and value:
+            found.setdefault(key, value)
+    return found
 
 
 def _page_url(slug: str | None, ident: str) -> str:
@@ -215,24 +244,30 @@ class TvdbProvider:
         if not title:
             return None
         overviews = item.overviews or {}
+        year = year_of(item.year) or year_of(item.first_air_time)
+        details = {
+            "original_language": language_code(item.primary_language),
+            "aliases": unique_texts(item.aliases or []),
+            "external_ids": _external_ids(item.remote_ids),
+            **country_details(country_codes([item.country])),
+            "network": clean_text(item.network, 100),
+            "first_year": year,
+        }
         return Candidate(
             provider=self.name,
             provider_id=ident,
             media_type=MediaType.SERIES,
             title=title,
-            year=year_of(item.year) or year_of(item.first_air_time),
+            year=year,
             original_title=name if name and name != title else None,
             url=_page_url(item.slug, ident),
             poster_url=_image(item.image_url) or _image(item.thumbnail),
             overview=clean_text(overviews.get("eng") or item.overview, 2000),
-            details={
-                "original_language": language_code(item.primary_language),
-                "aliases": unique_texts(item.aliases or []),
-            },
+            details={k: v for k, v in details.items() if v is not None},
         )
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
-        """One series with aliases, external ids and aired-order seasons -> episode counts."""
+        """One series: aliases and translations, ids, country, network, years, aired-order seasons."""
         if media_type_of(media_type) is not MediaType.SERIES:
             raise InvalidArgument("tvdb is used for series only; movies come from TMDB")
         ident = numeric_id(self.name, provider_id, prefix="series-")
@@ -255,29 +290,36 @@ class TvdbProvider:
         english = next((clean_text(t.name) for t in names if t.language == "eng" and not t.isAlias), None)
         name = clean_text(series.name)
         title = english or name or ""
-        remote = {clean_text(r.sourceName, 40): clean_text(r.id, 40) for r in series.remoteIds or []}
-        pairs = {"imdb": remote.get("IMDB"), "tmdb": remote.get("TheMovieDB.com")}
-        external = {k: v for k, v in pairs.items() if v}
         aliases = unique_texts(
             [a.name for a in series.aliases or []]
             + [t.name for t in names if t.name and t.name not in (title, name)]
         )
+        year = year_of(series.year) or year_of(series.firstAired)
+        network = series.originalNetwork or series.latestNetwork or _Company()
+        regular = {n: c for n, c in counts.items() if n > 0}
+        details = {
+            "original_language": language_code(series.originalLanguage),
+            "aliases": aliases,
+            "external_ids": _external_ids(series.remoteIds),
+            **country_details(country_codes([series.originalCountry or series.country])),
+            "network": clean_text(network.name, 100),
+            "first_year": year_of(series.firstAired) or year,
+            "last_year": year_of(series.lastAired),
+            "season_count": len(regular) or None,
+            "episode_count": sum(regular.values()) or None,
+            "seasons": {str(n): counts[n] for n in sorted(counts)},
+        }
         return Candidate(
             provider=self.name,
             provider_id=ident,
             media_type=MediaType.SERIES,
             title=title,
-            year=year_of(series.year) or year_of(series.firstAired),
+            year=year,
             original_title=name if name and name != title else None,
             url=_page_url(series.slug, ident),
             poster_url=_image(series.image),
             overview=clean_text(series.overview, 2000),
-            details={
-                "original_language": language_code(series.originalLanguage),
-                "aliases": aliases,
-                "external_ids": external,
-                "seasons": {str(n): counts[n] for n in sorted(counts)},
-            },
+            details={k: v for k, v in details.items() if v is not None},
         )
 
     async def ping(self) -> ServiceStatus:

@@ -14,6 +14,8 @@ from jellybit.adapters.metadata.base import (
     RetryPolicy,
     clean_query,
     clean_text,
+    country_codes,
+    country_details,
     language_code,
     media_type_of,
     numeric_id,
@@ -41,6 +43,15 @@ class _Externals(BaseModel):
     imdb: str | None = None
 
 
+class _Country(BaseModel):
+    code: str | None = None              # ISO 3166-1 alpha-2
+
+
+class _Channel(BaseModel):
+    name: str | None = None              # `network` (broadcast) or `webChannel` (streaming)
+    country: _Country | None = None
+
+
 class _Season(BaseModel):
     number: int | None = None
     episodeOrder: int | None = None      # TVMaze's camelCase field name
@@ -62,6 +73,9 @@ class _Show(BaseModel):
     name: str | None = None
     language: str | None = None
     premiered: str | None = None
+    ended: str | None = None
+    network: _Channel | None = None
+    webChannel: _Channel | None = None
     image: _Image | None = None
     summary: str | None = None
     externals: _Externals | None = None
@@ -123,7 +137,7 @@ class TvmazeProvider:
         return found
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
-        """One show with AKAs, external ids and seasons -> episode counts."""
+        """One show: AKAs, ids, country, network, years, seasons -> episode counts."""
         if media_type_of(media_type) is not MediaType.SERIES:
             raise InvalidArgument("tvmaze has shows only; movies come from TMDB")
         ident = numeric_id(self.name, provider_id)
@@ -141,15 +155,12 @@ class TvmazeProvider:
             if count:
                 seasons[str(season.number)] = count
         base = self._candidate(show)
-        externals = show.externals or _Externals()
-        external = {k: v for k, v in {
-            "tvdb": str(externals.thetvdb) if externals.thetvdb else None,
-            "imdb": clean_text(externals.imdb, 20),
-        }.items() if v}
+        regular = {int(n): c for n, c in seasons.items() if int(n) > 0}
         return replace(base, details={
             **base.details,
             "aliases": unique_texts(a.name for a in akas.root if a.name != base.title),
-            "external_ids": external,
+            "season_count": len(regular) or None,
+            "episode_count": sum(regular.values()) or None,
             "seasons": seasons,
         })
 
@@ -158,6 +169,21 @@ class TvmazeProvider:
         url = safe_url(show.url)
         if not url or not url.startswith(("https://www.tvmaze.com/", "http://www.tvmaze.com/")):
             url = f"{PAGE_URL}/shows/{show.id}"
+        externals = show.externals or _Externals()
+        # A streaming original has a web channel instead of a network (and often no country).
+        channels = [c for c in (show.network, show.webChannel) if c is not None]
+        countries = country_codes(c.country.code for c in channels if c.country is not None)
+        details = {
+            "original_language": language_code(show.language),
+            "external_ids": {k: v for k, v in {
+                "tvdb": str(externals.thetvdb) if externals.thetvdb else None,
+                "imdb": clean_text(externals.imdb, 20),
+            }.items() if v},
+            **country_details(countries),
+            "network": next((n for n in (clean_text(c.name, 100) for c in channels) if n), None),
+            "first_year": year_of(show.premiered),
+            "last_year": year_of(show.ended),
+        }
         return Candidate(
             provider=self.name,
             provider_id=str(show.id),
@@ -167,7 +193,7 @@ class TvmazeProvider:
             url=url.replace("http://", "https://", 1),
             poster_url=safe_url(image.medium) or safe_url(image.original),
             overview=_plain(show.summary),
-            details={"original_language": language_code(show.language)},
+            details={k: v for k, v in details.items() if v is not None},
         )
 
     async def ping(self) -> ServiceStatus:
