@@ -14,6 +14,7 @@ from jellybit.config import (
     PanelConfig,
     PathsConfig,
     StorageConfig,
+    TvmazeConfig,
     WorkerConfig,
 )
 from jellybit.core.states import State
@@ -35,7 +36,8 @@ async def test_a_torrent_sent_to_the_bot_ends_in_review_and_apply_lays_it_out(
     config = Config(
         qbittorrent=qbittorrent.config(), paths=paths,
         storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config()), worker=WorkerConfig(poll_interval=0.05),
+        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False)),
+        worker=WorkerConfig(poll_interval=0.05),
         panel=PanelConfig(base_url="https://jellybit.example"), telegram=telegram_config(fake_telegram),
     )
     app = build_app(config, mqtt=False)
