@@ -97,7 +97,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.Season.1.Episode.5.mkv", E, "Show", None, {"season": 1, "episodes": [5]}),
     ("Show.Name.S02.E05.1080p", E, "Show Name", None, {"season": 2, "episodes": [5]}),
     ("Show_Name_S02E05_720p", E, "Show Name", None, {"season": 2, "episodes": [5]}),
-    ("Show.E05.1080p.mkv", E, "Show", None, {"season": None, "episodes": [5], "absolute_episodes": []}),
+    ("Show.E05.1080p.mkv", E, "Show", None, {"season": 1, "episodes": [5], "absolute_episodes": []}),
     ("Show.Ep.05.1080p", E, "Show", None, {"episodes": [5]}),
     ("S01E05.mkv", E, None, None, {"season": 1, "episodes": [5]}),
     ("Top.Gear.S2024E05.1080p", E, "Top Gear", None, {"season": 2024, "episodes": [5]}),
@@ -127,7 +127,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.1x264.mkv", E, "Show", None, {"season": 1, "episodes": [264]}),
     ("Long.Show.12x262.720p.x264.mkv", E, "Long Show", None, {"season": 12, "episodes": [262]}),
     ("Show.S01E01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
-    ("Show.E01E02.720p.mkv", E, "Show", None, {"season": None, "episodes": [1, 2]}),
+    ("Show.E01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
     ("Show.S01E01+E02.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
     ("Show.S01E01-E02-E03.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2, 3]}),
     ("Show.S02E09E10.1080p", E, "Show", None, {"season": 2, "episodes": [9, 10]}),
@@ -144,7 +144,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     # ---- season packs
     ("Show.S01.1080p.WEB-DL", P, "Show", None, {"season": 1, "episodes": []}),
     ("Show Season 1 1080p", P, "Show", None, {"season": 1}),
-    ("Show.S01-S03.1080p.BluRay", P, "Show", None, {"season": None, "seasons": [1, 2, 3]}),
+    ("Show.S01-S03.1080p.BluRay", P, "Show", None, {"season": 1, "seasons": [1, 2, 3]}),
     ("Show.S01-03.1080p", P, "Show", None, {"seasons": [1, 2, 3]}),
     ("Show.Seasons.1-3.1080p", P, "Show", None, {"seasons": [1, 2, 3]}),
     ("Show (2010) Season 1-3 1080p", P, "Show", 2010, {"seasons": [1, 2, 3]}),
@@ -566,7 +566,7 @@ def test_release_names(
 
 def test_corrections_are_named() -> None:
     assert "year_in_title" in parse_release("Blade.Runner.2049.1080p.BluRay").corrections
-    assert "absolute" in parse_release("[SubsPlease] One Piece - 1071 (1080p)").corrections
+    assert "seasonless_episode" in parse_release("[SubsPlease] One Piece - 1071 (1080p)").corrections
     assert parse_release("Breaking.Bad.S01E01.720p").corrections == ()
 
 

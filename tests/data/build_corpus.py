@@ -101,14 +101,22 @@ def is_path(name: str) -> bool:
     return "\\" in name or bool(re.search(r"\S/\S", name))
 
 
+ANIME_STYLE = re.compile(r"^\s*[\[(【]|[\[(][0-9A-Fa-f]{8}[\])]|^[^ .]*_[^ .]*_")
+
+
 def numbering(name: str, *, seasons: list[int], episodes: list[int], absolute: list[int],
-              anime: bool = False) -> dict[str, Any]:
+              anime: bool = False, year: int | None = None) -> dict[str, Any]:
     """The contract's numbering fields from a source's season/episode/absolute numbers.
 
     A season-less episode number is season 1 after an explicit episode marker (`E07`, `Episode 7`,
-    `Part 3`, `01of11`), else an absolute number (`[Grp] Title - 047`, `Title 1071`, anime sources);
-    when the name shows a season the source did not assert, the season is left unasserted.
+    `Part 3`, `01of11`) in a name not in fansub style, else an absolute number (`[Grp] Title - 047`,
+    `Title 1071`, `[Grp] Title Ep 12`, anime sources); when the name shows a season the source did not
+    assert, the season is left unasserted. A season that is only the year (guessit's reading of
+    `Show.2013.E01`) is no season.
     """
+    if year is not None and seasons == [year] and not re.search(rf"(?i)(?:s|season\W*){year}", name):
+        seasons = []
+    fansub = bool(ANIME_STYLE.search(name.replace("\\", "/").rsplit("/", 1)[-1]))
     out: dict[str, Any] = {}
     if seasons and 1900 <= seasons[0] <= 2100 and f"({seasons[0]})" in name:
         raise Dropped("a year in parentheses asserted as a season")
@@ -121,7 +129,7 @@ def numbering(name: str, *, seasons: list[int], episodes: list[int], absolute: l
             absolute, episodes = episodes, []
         elif SEASON_SIGN.search(name):
             pass
-        elif episode_sign(name, episodes[0]):
+        elif episode_sign(name, episodes[0]) and not fansub:
             out["season"] = 1
         else:
             absolute, episodes = episodes, []
@@ -245,12 +253,15 @@ def convert_guessit(name: str, raw: dict[str, Any]) -> dict[str, Any]:
     if absolute and not seasons and episodes == absolute:
         episodes = []          # Medusa repeats an anime's absolute number as its episode
     if is_episode or raw.get("type") is None:
-        out.update(numbering(name, seasons=seasons, episodes=episodes, absolute=absolute))
+        out.update(numbering(name, seasons=seasons, episodes=episodes, absolute=absolute,
+                             year=out.get("year")))
     date = raw.get("date")
     if isinstance(date, datetime.date) and is_episode:
         out["air_date"] = date.isoformat()
     if raw.get("country") is not None:
         out["country"] = country_code(raw["country"])
+    if "year" in out and out.get("season") == out["year"] and re.search(rf"(?i)s{out['year']}", name):
+        del out["year"]        # `S2014E18`: the contract reads a year-numbered season as a season only
     kind = media_type(raw.get("type"), out)
     if kind:
         out["media_type"] = kind
