@@ -147,10 +147,15 @@ def _reading(text: str, raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _text(value: str | None) -> str | None:
+    """A title as read, or None for nothing but spaces and dashes."""
+    return value.strip() or None if value and value.strip(" -–_.") else None
+
+
 def _media_type(r: dict[str, Any]) -> str | None:
     numbered = r["episodes"] or r["absolute_episodes"] or r["air_date"]
     if r["type"] == "movie":
-        return MediaKind.MOVIE if r["title"] else None
+        return MediaKind.MOVIE if _text(r["title"]) else None
     if numbered:
         batch = len(r["episodes"]) + len(r["absolute_episodes"]) > 1 and (r["complete"] or r["batch"])
         return MediaKind.SEASON_PACK if batch else MediaKind.EPISODE
@@ -178,18 +183,18 @@ def parse_release_with(name: str, disabled: frozenset[str] = frozenset()) -> Rel
     return Release(
         name=name,
         media_type=_media_type(reading),
-        title=reading["title"],
+        title=_text(reading["title"]),
         year=reading["year"],
         season=seasons[0] if seasons else None,
         episodes=tuple(sorted(set(reading["episodes"]))),
         absolute_episodes=tuple(sorted(set(reading["absolute_episodes"]))),
         air_date=reading["air_date"],
         alternative_titles=tuple(dict.fromkeys(
-            a for a in reading["alternative_titles"] if a and a != reading["title"]
+            t for a in reading["alternative_titles"] if (t := _text(a)) and t != _text(reading["title"])
         )),
         seasons=tuple(seasons),
         part=reading["part"],
-        episode_title=reading["episode_title"],
+        episode_title=_text(reading["episode_title"]),
         complete=reading["complete"],
         special=reading["special"],
         screen_size=reading["screen_size"],

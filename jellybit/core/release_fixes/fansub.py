@@ -87,7 +87,7 @@ def fix_fansub_season(r: Reading, guess: Guess) -> None:
         if found:
             if not r["seasons"]:
                 r["seasons"] = [int(found.group(1) or found.group(2))]
-            r["title"] = (r["title"][: found.start()] + r["title"][found.end():]).strip(" -")
+            r["title"] = (r["title"][: found.start()] + r["title"][found.end():]).strip(" -") or None
             note(r, "fansub_season")
 
 
