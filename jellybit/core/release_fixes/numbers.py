@@ -16,7 +16,7 @@ from jellybit.core.release_fixes.common import (
     note,
 )
 
-_ABSOLUTE_RANGE = re.compile(r"\s-\s*(\d{1,4})\s*[-~]\s*(\d{1,4})(?!\d)")
+_ABSOLUTE_RANGE = re.compile(r"\s-\s*(\d{1,4})\s*[-~]\s*(\d{1,4})(?![-\d])")
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                  "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
                  "twenty")
@@ -282,6 +282,72 @@ def fix_number_in_title(r: Reading, guess: Guess) -> None:
     if title:
         r.update(title=title, episodes=[], episode_title=None)
         note(r, "number_in_title")
+
+
+_DASH_ABSOLUTE = re.compile(r"^(\d{2,4})(?:v\d)?(?=\s+-\s)|(?:\s-\s|[._]-[._])(\d{2,4})(?:v\d)?"
+                            r"(?=$|\s+-\s|[._]-[._]|\s*[\[(]|\s*$)")
+
+
+def fix_dash_absolute(r: Reading, guess: Guess) -> None:
+    """`Show - 102`, `Kemono Tales - 047 - Title`, `Mob Psycho 100 - 09`: the number after a dash is the
+    episode, absolute (guessit reads 102 as S01E02, 047 as S00E47, and the title's 100 as one more)."""
+    base = base_name(r["text"])
+    if MARKER.search(r["text"]) or r["air_date"]:
+        return          # the name or a folder numbers by season (`Mad Men - 3x05/305 - The Fog.avi`)
+    matches = list(_DASH_ABSOLUTE.finditer(base))
+    if not matches:
+        return
+    match = matches[-1]
+    digits = match.group(1) or match.group(2)
+    if re.search(r"\d\s*$", base[: match.start()]):
+        return          # `Title - 01 - 12`: a range, not one number
+    number = int(digits)
+    fused = [f"{s}{e:02d}" for s in r["seasons"] for e in r["episodes"]]
+    pool = r["absolute_episodes"] or ([] if r["seasons"] else r["episodes"])
+    others = [n for n in pool if n != number]
+    if 1900 <= number <= 2099 or not (digits.lstrip("0") in fused or digits in fused
+                                      or (number in pool and others)):
+        return
+    head = base[: match.start()] if match.start() > 0 else ""
+    r.update(absolute_episodes=[number], episodes=[], seasons=[], episode_title=None, type="episode")
+    title = " ".join(re.sub(r"^\s*[\[(][^\])]*[\])]|[._]", " ", head).split()).strip(" -")
+    if title and others and any(re.search(rf"(?<!\d){n}(?!\d)", title) for n in others):
+        r["title"] = title
+    note(r, "dash_absolute")
+
+
+_SCENE_PAIR = re.compile(r"(?<![\d])(\d)(\d\d)[. ](\d)(\d\d)(?=[. ]|$)")
+
+
+def fix_scene_pair(r: Reading, guess: Guess) -> None:
+    """`Mad.Men.305.306.720p`: two bare numbers of one season are two episodes, 3x05 and 3x06."""
+    base = base_name(r["text"])
+    match = _SCENE_PAIR.search(base)
+    if not match or MARKER.search(base) or match.group(1) != match.group(3) or r["air_date"]:
+        return
+    season, first, second = int(match.group(1)), int(match.group(2)), int(match.group(4))
+    if not first < second <= first + 3:
+        return
+    r.update(seasons=[season], episodes=[first, second], absolute_episodes=[], type="episode")
+    if r["title"]:
+        r["title"] = re.sub(rf"\s*{match.group(1)}{match.group(2)}$", "", r["title"]) or r["title"]
+    note(r, "scene_pair")
+
+
+_EXTRAS_NUMBER = re.compile(r"(?i)(?<![a-z])(?:extras?|bonus|featurettes?|ncop|nced|sample)[ ._-]*"
+                            r"(\d{1,3})(?!\d)")
+
+
+def fix_extras_number(r: Reading, guess: Guess) -> None:
+    """`Show.S02.Extras.05`: the number of an extra, an NCOP or a sample is not an episode."""
+    base = base_name(r["text"])
+    match = _EXTRAS_NUMBER.search(base)
+    if not match or r["episodes"] != [int(match.group(1))] or re.search(r"(?i)s\d{1,4}[ ._-]?e\d", base):
+        return
+    r.update(episodes=[], episode_title=None)
+    if r["title"] == match.group(1):
+        r["title"] = None
+    note(r, "extras_number")
 
 
 _CAP = re.compile(r"(?i)\bcap[ ._]?(\d{1,2})(\d{2})(?:_(\d{1,2})(\d{2}))?\b")
