@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jellybit.core.release import MAX_PARSE_CHARS, Release, parse_many, parse_release
+from jellybit.core.release_fixes import CORRECTIONS
 
 M, E, P = "movie", "episode", "season_pack"
 
@@ -593,6 +595,15 @@ def test_corrections_are_named() -> None:
     assert "year_in_title" in parse_release("Blade.Runner.2049.1080p.BluRay").corrections
     assert "seasonless_episode" in parse_release("[SubsPlease] One Piece - 1071 (1080p)").corrections
     assert parse_release("Breaking.Bad.S01E01.720p").corrections == ()
+
+
+def test_every_correction_is_named_documented_and_explained() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "recognition.md").read_text(encoding="utf-8")
+    names = [c.name for c in CORRECTIONS]
+    assert len(set(names)) == len(names)
+    for correction in CORRECTIONS:
+        assert correction.summary, correction.name
+        assert f"| `{correction.name}` |" in docs, correction.name
 
 
 def test_titles_lists_the_title_then_aliases_once() -> None:

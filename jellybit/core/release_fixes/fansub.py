@@ -93,7 +93,7 @@ def fix_fansub_season(r: Reading, guess: Guess) -> None:
 
 
 
-def fix_specials(r: Reading, guess: Guess) -> None:
+def fix_special(r: Reading, guess: Guess) -> None:
     """`SP1`, `OVA`, `OAD`, `Specials` in fansub names: season 0."""
     base = base_name(r["text"])
     match = _SPECIAL.search(base)

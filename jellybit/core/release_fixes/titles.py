@@ -34,7 +34,7 @@ def fix_group_prefix(r: Reading, guess: Guess) -> None:
 
 
 
-def fix_aliases(r: Reading, guess: Guess) -> None:
+def fix_alias(r: Reading, guess: Guess) -> None:
     """`Фарго / Fargo (2014)`, `Шерлок (Sherlock)`: keep both names; the Latin one leads the search."""
     base = base_name(r["text"])
     names: list[str] = []
