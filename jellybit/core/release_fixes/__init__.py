@@ -60,6 +60,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_dash_absolute,
     numbers.fix_scene_pair,
     numbers.fix_extras_number,
+    numbers.fix_trailing_pair,
     numbers.fix_number_in_title,
     numbers.fix_spanish_cap,
     numbers.fix_part_episode,

@@ -195,17 +195,21 @@ _RANGE_GAP = r"\s*(?:-|~|to|ao|al|a|&)\s*(?:e|ep\.?\s*)?0*"
 
 
 def fix_episode_range(r: Reading, guess: Guess) -> None:
-    """`E10 - E17`, `01 ~ 12`, `Серии 1-6`: guessit keeps the two ends of a range; fill it in."""
+    """`E10 - E17`, `01 ~ 12`, `Серии: 1-5 (12)`: guessit keeps one end of a range, or a count; fill it in."""
+    base = base_name(r["text"])
     for key in ("episodes", "absolute_episodes"):
         numbers = r[key]
-        if len(numbers) != 2 or not 1 < numbers[1] - numbers[0] <= 2000:
+        if len(numbers) not in (1, 2):
             continue
-        low, high = numbers
-        if re.search(rf"(?i)(?<!\d)0*{low}{_RANGE_GAP}{high}(?!\d)", base_name(r["text"])):
+        low = numbers[0]
+        if len(numbers) == 1 and BESIDE.search(base):
+            continue            # `S06E01-720p`, `S07E22 - 2000 Light Years`: one episode and a tag or title
+        match = re.search(rf"(?i)(?<!\d)0*{low}{_RANGE_GAP}(\d{{1,4}})(?=$|[\s\])(\[])", base)
+        high = int(match.group(1)) if match else 0
+        if match and 1 < high - low <= 2000 and (len(numbers) == 1 or numbers[1] in (high, high - low + 1)
+                                                 or numbers[1] > high):
             r[key] = list(range(low, high + 1))
             note(r, "episode_range")
-
-
 
 
 _GLUED = re.compile(r"(?i)(?:s(\d{1,2})e(\d{2,3})[a-d]?(?![0-9])|(?<![0-9])(\d{1,2})x(\d{2,3})(?![0-9]))")
@@ -348,6 +352,23 @@ def fix_extras_number(r: Reading, guess: Guess) -> None:
     if r["title"] == match.group(1):
         r["title"] = None
     note(r, "extras_number")
+
+
+_TRAILING_PAIR = re.compile(r"[-._ ](\d{1,2})[_.](\d{2})(?:[-._][A-Za-z]{1,2})?$")
+
+
+def fix_trailing_pair(r: Reading, guess: Guess) -> None:
+    """`Ozk.02.09.avi`, `office_03_19.avi`, `Pwer-04_05.avi`: a name ending in two short numbers is
+    season and episode when nothing else in it is numbered."""
+    if r["seasons"] or r["episodes"] or r["absolute_episodes"] or r["air_date"]:
+        return
+    match = _TRAILING_PAIR.search(base_name(r["text"]))
+    if not match or int(match.group(1)) == 0:
+        return
+    r.update(seasons=[int(match.group(1))], episodes=[int(match.group(2))], type="episode")
+    if r["title"] and r["title"].endswith(match.group(2)):
+        r["title"] = re.sub(r"[\s._-]*\d{1,2}[\s._]+\d{2}$", "", r["title"]) or r["title"]
+    note(r, "trailing_pair")
 
 
 _CAP = re.compile(r"(?i)\bcap[ ._]?(\d{1,2})(\d{2})(?:_(\d{1,2})(\d{2}))?\b")
