@@ -62,6 +62,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_extras_number,
     numbers.fix_trailing_pair,
     numbers.fix_number_in_title,
+    numbers.fix_season_range,
     numbers.fix_spanish_cap,
     numbers.fix_part_episode,
     numbers.fix_episode_range,

@@ -278,14 +278,36 @@ def fix_number_in_title(r: Reading, guess: Guess) -> None:
     number = r["episodes"][0]
     if not marker or BESIDE.search(base) or episode_marked(base, number):
         return
-    head = base[: marker.start()]
-    if not re.search(rf"(?<!\d)0*{number}(?!\d)", head) or re.search(rf"(?<!\d)0*{number}(?!\d)",
-                                                                      base[marker.end():]):
+    head, tail = base[: marker.start()], base[marker.end():]
+    fused = [(season, f"{season}{number:02d}") for season in r["seasons"]]      # `The.100` → S01E00
+    found = [(season, digits) for season, digits in fused if re.search(rf"(?<!\d){digits}(?!\d)", head)]
+    alone = rf"(?<!\d)0*{number}(?!\d)"
+    plain = re.search(alone, head) and not re.search(alone, tail)
+    if not (plain or found):
         return
     title = " ".join(re.sub(r"[._]", " ", head).split()).strip(" -")
     if title:
-        r.update(title=title, episodes=[], episode_title=None)
+        seasons = [s for s in r["seasons"] if not found or s != found[0][0] or r["seasons"].count(s) > 1]
+        r.update(title=title, episodes=[], episode_title=None, seasons=seasons or r["seasons"])
         note(r, "number_in_title")
+
+
+# the far end repeats the S (`S01 - S13`) or the gap is `:`/`--`: `S2 - 09` is a fansub episode
+_SEASON_RANGE = re.compile(r"(?i)(?:(?<![a-z])s|seasons?\s*)0*(\d{1,2})\s*"
+                           r"(?:(?:-{1,2}|~|to)\s*(?:s|seasons?\s*)|--\s*|:\s*)0*(\d{1,2})(?!\d)")
+
+
+def fix_season_range(r: Reading, guess: Guess) -> None:
+    """`S01 - S13`, `S01--S07`, `Season 1:11`: guessit keeps the ends (or reads an episode) → every season."""
+    match = _SEASON_RANGE.search(base_name(r["text"]))
+    if not match or re.search(r"(?i)s\d{1,2}[ ._-]?e\d", r["text"]):
+        return
+    low, high = int(match.group(1)), int(match.group(2))
+    if not 1 <= high - low <= 50 or r["seasons"][:1] not in ([], [low]):
+        return
+    if r["seasons"] in ([low], [low, high]) and r["episodes"] in ([], [high]):
+        r.update(seasons=list(range(low, high + 1)), episodes=[], episode_title=None)
+        note(r, "season_range")
 
 
 _DASH_ABSOLUTE = re.compile(r"^(\d{2,4})(?:v\d)?(?=\s+-\s)|(?:\s-\s|[._]-[._])(\d{2,4})(?:v\d)?"
