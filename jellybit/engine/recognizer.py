@@ -226,9 +226,11 @@ class Recognizer:
             reasons.append(reason("llm_year",
                                   f"the release name says {parsed_year}, the LLM says {llm_year}"))
         year = overrides.year or stated.year or parsed_year or llm_year
-        season = next((s for s in (overrides.season, stated.season, torrent.season) if s is not None), None)
+        season = next((s for s in (overrides.season, stated.season, torrent.single_season) if s is not None),
+                      None)
         llm_seasons = {f.season for f in (answer.files if answer else ()) if f.season is not None}
-        if torrent.season is not None and len(llm_seasons) == 1 and torrent.season not in llm_seasons:
+        if torrent.single_season is not None and len(llm_seasons) == 1 \
+                and torrent.single_season not in llm_seasons:
             reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
                                   f"says season {llm_seasons.pop()}"))
         original = answer.original_title if answer else None
