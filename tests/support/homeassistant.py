@@ -71,6 +71,9 @@ def _configuration(port: int) -> str:
         f"  server_port: {port}\n"
         "api:\n"
         "config:\n"
+        # Automations and scripts from files the tests write (the blueprints in docs/blueprints/).
+        "automation: !include automations.yaml\n"
+        "script: !include scripts.yaml\n"
         "logger:\n"
         "  default: warning\n"
     )
@@ -145,6 +148,8 @@ class HomeAssistant:
         hass = str(self.venv / "bin" / "hass")
         (self.config_dir / ".storage").mkdir(parents=True, exist_ok=True)
         (self.config_dir / "configuration.yaml").write_text(_configuration(self.port))
+        (self.config_dir / "automations.yaml").write_text("[]\n")
+        (self.config_dir / "scripts.yaml").write_text("{}\n")
         storage = self.config_dir / ".storage"
         (storage / "core.config_entries").write_text(json.dumps(_mqtt_entry(self.broker)))
         (storage / "core.network").write_text(json.dumps(NETWORK))
