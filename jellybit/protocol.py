@@ -445,6 +445,7 @@ class ReviewPayload(Payload):
     recommendation: str | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    recommended: str | None = None       # the candidate id a client preselects (the chosen, else the best)
     plan: list[PlanItemPayload] = Field(default_factory=list)
     collisions: list[str] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
@@ -469,6 +470,8 @@ class EventPayload(Payload):
     poster_url: str | None = None
     message: str | None = None
     url: str | None = None
+    candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
+    candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
     command: str | None = None
     code: str | None = None
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
-from jellybit.core.plan import Recognition
+from jellybit.core.plan import Candidate, Recognition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
 from jellybit.engine.events import Event
 from jellybit.engine.results import DownloadDetail, Summary
@@ -89,6 +90,16 @@ def _described(details: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def recommended(recognition: Recognition | None) -> Candidate | None:
+    """The candidate to preselect and to apply without a choice: the chosen one, else the nearest."""
+    if recognition is None or not recognition.candidates:
+        return None
+    chosen = next((c for c in recognition.candidates if c.chosen), None)
+    if chosen is not None:
+        return chosen
+    return min(recognition.candidates, key=lambda c: 1.0 if c.distance is None else c.distance)
+
+
 def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
     """The metadata candidates of a recognition."""
     return [
@@ -122,6 +133,7 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         title=recognition.title, year=recognition.year, confidence=recognition.confidence,
         recommendation=recognition.recommendation.value, reasons=reason_rows(recognition),
         candidates=candidate_rows(recognition), plan=plan,
+        recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
     )
 
@@ -170,6 +182,7 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
             "recommendation": recognition.recommendation.value,
             "reasons": [r.model_dump() for r in reason_rows(recognition)],
             "candidates": [c.model_dump() for c in candidate_rows(recognition)],
+            "recommended": pick.id if (pick := recommended(recognition)) else None,
             "plan": [p.model_dump() for p in plan_rows(recognition)],
             "folder": recognition.plan.folder, "created_at": recognition.created_at,
         }
@@ -219,6 +232,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
                   panel_url: str | None = None) -> EventPayload:
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
+    pick = recommended(recognition) if review else None
     return EventPayload(
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
@@ -226,6 +240,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         title=recognition.title if recognition else None, year=recognition.year if recognition else None,
         poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
         message=headline_reason(recognition) if review else None,
+        candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
 
