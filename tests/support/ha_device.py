@@ -38,6 +38,7 @@ class Jellybit:
     node: str
     ha: HomeAssistant
     panel_url: str = PANEL_URL
+    events_entity: str = ""          # its event entity's id, once a test looked it up
     bridge: MqttBridge | None = None
     task: asyncio.Task[None] | None = None
 
