@@ -32,10 +32,14 @@ CSS = """
 .q-uploader__subtitle { display: none; }
 .body--dark .text-muted, .body--dark .q-timeline__subtitle { color: #b6bcc6; }
 .body--dark .text-warning-strong { color: #fdba74; }
-.body--dark .text-negative { color: #fca5a5 !important; }
-.body--dark .text-positive { color: #86efac !important; }
-.body--dark .text-primary { color: #a5b4fc !important; }
-.body--dark a.nicegui-link:not(.text-white) { color: #a5b4fc; }
+/* Quasar's `.text-*` are !important in a later layer: only an earlier layer beats them. */
+@layer overrides {
+  .body--dark .text-negative { color: #fca5a5 !important; }
+  .body--dark .text-positive { color: #86efac !important; }
+  .body--dark .text-primary { color: #a5b4fc !important; }
+}
+a.nicegui-link:not(.text-white):not(.q-btn) { color: #1d4ed8; }
+.body--dark a.nicegui-link:not(.text-white):not(.q-btn) { color: #a5b4fc; }
 .body--dark .q-field__label, .body--dark .q-field__native::placeholder { color: #c2c7d0; }
 """
 

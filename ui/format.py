@@ -39,12 +39,12 @@ MARKS: dict[str, tuple[str, str]] = {
 
 def state_label(state: str) -> str:
     """The state in words."""
-    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey"))[0]
+    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey-7"))[0]
 
 
 def state_color(state: str) -> str:
     """The badge colour of a state."""
-    return STATES.get(state, ("", "grey"))[1]
+    return STATES.get(state, ("", "grey-7"))[1]
 
 
 def size(n: int | None) -> str:

@@ -54,7 +54,9 @@ def verdict(download: Mapping[str, Any], recognition: Mapping[str, Any] | None,
                            (recognition or {}).get("year") or download.get("year"))
     if state == "review":
         blocking = [r for r in ordered_reasons((recognition or {}).get("reasons") or []) if r.get("blocking")]
-        why = reason_words(blocking[0])[0] if blocking else "Nothing confirmed what this is."
+        # The kind of doubt in general; the reasons below say it for this download.
+        first = reason_words(blocking[0]) if blocking else ("Nothing confirmed what this is.", "")
+        why = first[1] or first[0]
         more = f" (and {fmt.count(len(blocking) - 1, 'more reason')})" if len(blocking) > 1 else ""
         return Verdict("decide", "Needs your decision", why + more)
     if state in ("done", "applying"):

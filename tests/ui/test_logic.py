@@ -150,6 +150,9 @@ def test_the_verdict_never_contradicts_the_state() -> None:
     asked = verdict({"state": "review"}, rec)
     assert (asked.tone, asked.headline, asked.detail) == ("decide", "Needs your decision",
                                                           "Only 0.00 ahead (and 1 more reason)")
+    rec["reasons"][0]["meaning"] = "the runner-up is nearly as good as the best candidate"
+    assert verdict({"state": "review"}, rec).detail == (
+        "The runner-up is nearly as good as the best candidate (and 1 more reason)")
     human = [{"to": "review", "actor": "worker"}, {"to": "applying", "actor": "human"}, {"to": "done"}]
     assert verdict({"state": "done"}, rec, human).headline == "Laid out as you decided"
     automatic = [{"to": "applying", "actor": "worker"}, {"to": "done"}]

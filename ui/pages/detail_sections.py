@@ -56,7 +56,7 @@ def links(rows: list[dict[str, Any]]) -> None:
             return
         for row in rows:
             with ui.row().classes("w-full items-start gap-2 no-wrap py-1"):
-                mark = fmt.MARKS.get(row.get("status") or "", (row.get("status") or "", "grey"))
+                mark = fmt.MARKS.get(row.get("status") or "", (row.get("status") or "", "grey-7"))
                 ui.badge(mark[0], color=mark[1])
                 with ui.column().classes("gap-0").style("min-width:0"):
                     ui.label(row.get("target") or "").classes("text-sm font-mono").style(WRAP)

@@ -42,18 +42,19 @@ def decision(verdict: review.Verdict, rec: dict[str, Any] | None, state: str) ->
                     "w-full").props("dense"):
                 _reasons(reasons, decided=True)
         else:
-            _reasons(reasons, decided=False)
+            _reasons(reasons, decided=False, said=verdict.detail)
         confidence = (rec or {}).get("confidence")
         if confidence is not None:
             ui.label(f"Match score {fmt.percent(confidence)}: how well the best candidate fits the names; "
                      "the reasons above decide.").classes("text-xs text-muted").style(WRAP)
 
 
-def _reasons(reasons: list[Any], *, decided: bool) -> None:
+def _reasons(reasons: list[Any], *, decided: bool, said: str = "") -> None:
     with ui.column().classes("gap-2 w-full").props("role=list"):
         for reason in reasons:
             blocking = bool(reason.get("blocking")) and not decided
             words, meaning = review.reason_words(reason)
+            meaning = "" if meaning and said.startswith(meaning) else meaning   # the verdict said it
             with ui.row().classes("items-start gap-2 no-wrap w-full").props(
                     f"role=listitem data-reason={reason.get('code')}"):
                 ui.badge("Blocks" if blocking else "Note",
@@ -126,7 +127,7 @@ def _candidate(item: dict[str, Any], key: str, selected: str | None, recommended
                 button.set_enabled(can_choose)
                 if picked and can_choose:
                     ui.button(f"Apply: {name}", icon="done_all", on_click=lambda e: apply(e.sender)).props(
-                        "unelevated color=positive-dark no-caps").mark("apply-candidate")
+                        "unelevated color=positive no-caps").mark("apply-candidate")
 
 
 def _poster(url: str | None, name: str, width: str) -> None:
@@ -168,9 +169,11 @@ def _evidence(items: list[dict[str, Any]], key: str) -> None:
 
 
 def _links(item: dict[str, Any]) -> None:
-    links = dict(item.get("links") or {})
-    if item.get("url") and item.get("provider") not in links:
-        links[item["provider"]] = item["url"]
+    found = dict(item.get("links") or {})
+    if item.get("url") and item.get("provider") not in found:
+        found[item["provider"]] = item["url"]
+    order = list(fmt.PROVIDERS)
+    links = dict(sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
     if not links:
         return
     with ui.row().classes("gap-x-3 gap-y-0 items-center"):
@@ -235,22 +238,36 @@ def _file_row(row: dict[str, Any], edits: dict[str, dict[str, Any]], *, editable
 def _file_editors(row: dict[str, Any], edit: dict[str, Any]) -> None:
     source = row.get("source", "")
     name = source.rsplit("/", 1)[-1]
+    mark = ui.badge("", color="indigo-8").props(f"data-edited='{_attr(source)}'")
+
+    def changed(key: str, value: Any) -> None:
+        # The row says at once whether Apply will pin something for it, or what is wrong with it.
+        edit[key] = value
+        verdict = review.file_overrides([row], {source: edit})
+        problem = isinstance(verdict, str)
+        mark.set_text("Not valid" if problem else "Changed")
+        mark.props(f"color={'negative' if problem else 'indigo-8'}")
+        mark.set_visibility(problem or bool(verdict))
+
+    changed_now = review.file_overrides([row], {source: edit})
+    mark.set_visibility(bool(changed_now))
     role = ui.select({r: fmt.ROLES[r] for r in review.ROLES}, value=edit.get("role", row.get("role")),
                      label="Role").props(
         f"outlined dense options-dense aria-label='Role of {_attr(name)}'").classes("w-32").mark("file-role")
-    role.on_value_change(lambda e: edit.__setitem__("role", e.value))
+    role.on_value_change(lambda e: changed("role", e.value))
     if row.get("role") in ("video", "subtitle", "audio") or edit.get("role") == "video":
         season = ui.number("Season", value=edit.get("season", row.get("season")), min=0, max=1000,
                            precision=0).props(f"outlined dense aria-label='Season of {_attr(name)}'").classes(
             "w-24").mark("file-season")
-        season.on_value_change(lambda e: edit.__setitem__("season", e.value))
+        season.on_value_change(lambda e: changed("season", e.value))
         shown = edit.get("episodes", fmt.episodes_text(row.get("episodes") or []))
         episodes = ui.input("Episodes", value=shown).props(
             f"outlined dense aria-label='Episodes of {_attr(name)}'").classes("w-28").mark("file-episodes")
-        episodes.on_value_change(lambda e: edit.__setitem__("episodes", e.value))
+        episodes.on_value_change(lambda e: changed("episodes", e.value))
     if row.get("role") in review.TRACKS:
         language = ui.input("Language", value=edit.get("language", row.get("language") or ""),
                             placeholder="en").props(
             f"outlined dense maxlength=12 aria-label='Language of {_attr(name)}'").classes("w-24").mark(
             "file-language")
-        language.on_value_change(lambda e: edit.__setitem__("language", e.value))
+        language.on_value_change(lambda e: changed("language", e.value))
+    mark.move(target_index=-1)

@@ -16,9 +16,9 @@ from ui.live import Live
 def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
     """(label, icon, colour) for one outside system."""
     if status is None:
-        return "Unknown", "help", "grey"
+        return "Unknown", "help", "grey-7"
     if not status.enabled:
-        return "Disabled", "remove_circle_outline", "grey"
+        return "Disabled", "remove_circle_outline", "grey-7"
     if status.connected is None:
         return "Configured", "radio_button_unchecked", "blue-grey-8"
     if status.connected:
@@ -74,7 +74,7 @@ def register(live: Live, *, login: bool) -> None:
                                 row(f"{fmt.provider_name(provider)} (metadata)", label, icon, colour,
                                     _detail(status))
                         else:
-                            row("Metadata providers", "None enabled", "remove_circle_outline", "grey",
+                            row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
                                 "Without metadata every download goes to review.")
                 summary = live.summary
                 if summary is not None:

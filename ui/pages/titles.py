@@ -78,7 +78,7 @@ def register(live: Live, *, login: bool) -> None:
                         with ui.row().classes("items-center gap-2 no-wrap"):
                             present = folder in live_folders
                             ui.icon("folder" if present else "folder_off",
-                                    color="positive" if present else "grey").props(
+                                    color="positive" if present else "grey-7").props(
                                 f"aria-label={'Present' if present else 'Missing'}")
                             ui.label(folder).classes("text-sm font-mono").style(WRAP)
                     for line in coverage(group.get("seasons")):
