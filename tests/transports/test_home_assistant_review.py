@@ -26,6 +26,7 @@ from jellybit.core.states import State
 from jellybit.protocol import Command
 from tests.support.engine import EngineFactory
 from tests.support.ha_device import PANEL_URL, Jellybit, eventually, now
+from tests.support.ha_screens import home_assistant_screens, shots_folder
 from tests.support.homeassistant import INSTALL_TIMEOUT, HomeAssistant
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
@@ -154,7 +155,7 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
 
         asked = await inbox.next("Jellybit: Test Movie")
         assert "No confirmed metadata match" in asked["message"]
-        assert "Apply lays it out as Test Movie (1999)." in asked["message"]
+        assert "No confirmed metadata match. Apply lays it out as Test Movie (1999)." in asked["message"]
         assert "Some.Movie.2001.1080p" in asked["message"]
         link = f"{PANEL_URL}/download/{download}"
         best = (await app.engine.store.current_recognition(download)).candidates[0]
@@ -174,6 +175,13 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
         (item,) = sensor["attributes"]["downloads"]
         assert (item["id"], item["title"], item["reason"], item["url"]) == (
             download, "Test Movie", "No confirmed metadata match", link)
+
+        folder = shots_folder()
+        if folder is not None:      # scripts/screenshots: the device page and the notification, for the docs
+            async with ha.client() as rest:
+                device = (await rest.post("/api/template", json={
+                    "template": f"{{{{ device_id('{app.events_entity}') }}}}"})).text.strip()
+            await home_assistant_screens(ha, device, folder)
 
         await press(ha, f"JELLYBIT_APPLY_{download}_{best.id}")
         await app.engine.settle(download, State.DONE)

@@ -8,6 +8,7 @@ size and at 390 px, go to artifacts/screenshots/.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -21,13 +22,15 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.support.fake_http import running
 from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze, default_catalogue
+from tests.support.ha_screens import SHOTS_ENV
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent, wait_for
 from tests.support.services import require_binary
 from tests.ui.contrast import low_contrast
 from tests.ui.stack import ROOT, PosterServer, Stack
 
-SHOTS = ROOT / "artifacts" / "screenshots"
+# scripts/screenshots sets JELLYBIT_SCREENSHOTS; otherwise they go to artifacts/ (git-ignored).
+SHOTS = Path(os.environ.get(SHOTS_ENV) or ROOT / "artifacts" / "screenshots")
 # The dead proxy keeps everything but loopback (which Chromium never proxies) off the network,
 # without intercepting each request in Python (that doubled page load times).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -238,16 +241,16 @@ def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
         expect(view.get_by_test_id("verdict")).to_have_text("Needs your decision")
         check_page(view)
         shoot(view, f"review-series-{size}")
-    dark = new_page(browser, PHONE, "dark")
-    try:
-        for view, size in ((dark, "phone"),):
-            view.goto(f"{stack.url}/download/{ident}")
-            expect(view.locator("body.body--dark")).to_have_count(1)
-            expect(view.get_by_test_id("verdict")).to_have_text("Needs your decision")
-            check_page(view)
-            shoot(view, f"review-series-{size}-dark")
-    finally:
-        dark.context.close()
+    for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        dark = new_page(browser, viewport, "dark")
+        try:
+            dark.goto(f"{stack.url}/download/{ident}")
+            expect(dark.locator("body.body--dark")).to_have_count(1)
+            expect(dark.get_by_test_id("verdict")).to_have_text("Needs your decision")
+            check_page(dark)
+            shoot(dark, f"review-series-{size}-dark")
+        finally:
+            dark.context.close()
 
     # On a phone: choose, correct one file, and Apply right there on the chosen card.
     phone.get_by_role("button", name="Choose Shameless (US) (2011)").click()
