@@ -324,6 +324,9 @@ def test_every_page_at_desktop_and_phone_width(stack: Stack, browser: Browser, p
             expect(view.locator("header")).to_be_visible()
             if name == "status":
                 expect(view.get_by_text("Worker: Online")).to_be_visible()
+            if name == "add":   # no stray "0.0B / 0.00%" in the upload box
+                expect(view.get_by_text("Upload a .torrent file")).to_be_visible()
+                expect(view.locator(".q-uploader__subtitle")).to_be_hidden()
             if name == "titles":
                 expect(view.get_by_role("button", name="Reload")).to_be_enabled()
             shoot(view, f"{name}-{size}")
