@@ -24,7 +24,6 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from jellybit import clock
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
 from jellybit.protocol import (
@@ -32,13 +31,12 @@ from jellybit.protocol import (
     AVAILABILITY_ONLINE,
     READ_ONLY_COMMANDS,
     Command,
-    EventPayload,
-    EventType,
     Request,
     Response,
     Topics,
     parse_request,
 )
+from jellybit.transports.failures import failure_event
 
 log = logging.getLogger(__name__)
 
@@ -200,9 +198,9 @@ class MqttBridge:
             response_topic = getattr(properties, "ResponseTopic", None) or response_topic
             correlation = getattr(properties, "CorrelationData", None)
         response = await self._respond(name, payload)
-        failure = failure_event(self.topics, name, payload, response)
+        failure = failure_event(name, _peek(payload, "id"), response)
         if failure is not None:
-            await self.publish(failure)
+            await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
         props = None
         if correlation is not None:
             props = Properties(PacketTypes.PUBLISH)
@@ -378,25 +376,3 @@ def _peek(payload: bytes, key: str) -> str | None:
         return None
     value = data.get(key) if isinstance(data, dict) else None
     return value[:128] if isinstance(value, str) else None
-
-
-def failure_event(topics: Topics, name: str, payload: bytes, response: str) -> Message | None:
-    """A failed command that would have changed something, as an `error` event with a sentence.
-
-    Whoever sent it (Home Assistant, a script) may not read its response topic; the event entity
-    and every notification on `events` do see this. Reads (`get`, `list`, `titles`) change
-    nothing and their asker shows the answer, so they are left out.
-    """
-    if name in READ_ONLY_COMMANDS:
-        return None
-    try:
-        answer = Response.model_validate_json(response)
-    except ValueError:
-        return None
-    if answer.status != "error" or answer.error is None:
-        return None
-    verb = name.replace("_", " ").capitalize() if name in set(Command) else "A command"
-    sentence = f"{verb} failed: {answer.error.message}"[:500]
-    event = EventPayload(event_type=EventType.ERROR.value, id=_peek(payload, "id") or "", command=name[:64],
-                         code=answer.error.code, message=sentence, reason=sentence, at=clock.now())
-    return Message(topics.events, encode(event.wire()), retain=False)
