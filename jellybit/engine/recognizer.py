@@ -21,6 +21,7 @@ from jellybit.core.confidence import (
 )
 from jellybit.core.context import ContextReading
 from jellybit.core.context_use import Stated, read_stated, with_episode
+from jellybit.core.evidence import evidence_sources, with_evidence
 from jellybit.core.plan import (
     Candidate,
     MediaType,
@@ -342,7 +343,8 @@ class Recognizer:
                  *(candidate_names(match) if match else ()))
         reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
                                       overrides.season is not None))
-        return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons)
+        return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
+                           sources=evidence_sources(stated, overrides))
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
         loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]
@@ -353,7 +355,7 @@ class Recognizer:
 
     def _draft(self, request: RecognitionRequest, media_type: MediaType | None, reading: Reading,
                overrides: Overrides, answer: LlmAnswer | None, outcome: Match, items: Sequence[PlanItem],
-               reasons: list[Reason]) -> RecognitionDraft:
+               reasons: list[Reason], sources: Mapping[str, str] | None = None) -> RecognitionDraft:
         match = outcome.pick
         unique = list(dict.fromkeys(reasons))
         distance, recommendation = recommend(unique, self._config, confirmed=outcome.confirmed)
@@ -361,6 +363,7 @@ class Recognizer:
                               == (match.provider, match.provider_id)) for c in outcome.candidates]
         if match is not None and not any(c.chosen for c in candidates):
             candidates.append(replace(match, chosen=True))
+        candidates = with_evidence(candidates, reading, items, sources or {})
         title = overrides.title or (match.title if match else None) or (reading.titles[0] if reading.titles
                                                                         else None)
         original = (match.original_title if match else None) or (answer.original_title if answer else None)
