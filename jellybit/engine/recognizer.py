@@ -230,12 +230,14 @@ class Recognizer:
         season = next((s for s in (overrides.season, stated.season, torrent.single_season) if s is not None),
                       None)
         llm_seasons = {f.season for f in (answer.files if answer else ()) if f.season is not None}
-        if torrent.single_season is not None and len(llm_seasons) == 1 \
-                and torrent.single_season not in llm_seasons:
-            reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
+        named = None if torrent.season_assumed else torrent.single_season
+        if named is not None and len(llm_seasons) == 1 and named not in llm_seasons:
+            reasons.append(reason("llm_season", f"the release name says season {named}, the LLM "
                                   f"says season {llm_seasons.pop()}"))
         original = answer.original_title if answer else None
-        reading = Reading(media_type, titles, year, season, country=stated.country)
+        # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
+        country = stated.country or torrent.country or (first_file.country if first_file else None)
+        reading = Reading(media_type, titles, year, season, country=country)
         return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
 
     # ------------------------------------------------------------------------------------- match
