@@ -28,7 +28,7 @@ from jellybit.engine.worker import Worker
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
-POLL, MQTT, MQTT_UPDATES = "poll", "mqtt", "mqtt-updates"      # the supervised loops
+POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -46,6 +46,7 @@ class App:
     worker: Worker
     commands: Commands
     bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
+    telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     supervisor: Supervisor = field(default_factory=Supervisor)
 
@@ -64,6 +65,8 @@ class App:
         if self.bridge is not None:
             self.supervisor.supervise(MQTT, self.bridge.connection)
             self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
+        if self.telegram is not None:
+            self.supervisor.supervise(TELEGRAM, self.telegram.run)
         log.info("jellybit started", extra={"database": str(self.config.storage.database)})
 
     async def wait(self) -> None:
@@ -76,7 +79,7 @@ class App:
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES):
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()
@@ -205,8 +208,13 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
                             max_backoff=longest, max_crashes=config.worker.max_restarts)
     bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher), supervisor)
               if mqtt else None)
+    telegram = None
+    if config.telegram.enabled:
+        from jellybit.transports.telegram import TelegramTransport
+
+        telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               closers=closers, supervisor=supervisor)
+               telegram, closers=closers, supervisor=supervisor)
 
 
 def _publish_fault(bus: EventBus, fault: Fault) -> None:

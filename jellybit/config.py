@@ -258,13 +258,48 @@ class RecognitionConfig(Section):
 
 
 class TelegramConfig(Section):
-    """Telegram bot (a later feature; accepted and validated now)."""
+    """The Telegram bot: add from a chat, get pinged, decide from the phone (docs/telegram.md)."""
 
-    enabled: bool = Field(False, description="Run the bot (not implemented yet; must stay false).")
-    token: SecretStr | None = _opt_secret("Bot token (env JELLYBIT_TELEGRAM_TOKEN).")
+    enabled: bool = Field(False, description="Run the bot inside the worker.")
+    token: SecretStr | None = _opt_secret("Bot token from @BotFather (env JELLYBIT_TELEGRAM_TOKEN).")
     allowed_user_ids: list[int] = Field(default_factory=list, description="Users allowed to talk "
                                         "to the bot; empty = nobody.")
-    base_url: str = Field("https://api.telegram.org", description="Bot API base URL.")
+    chat_ids: list[int] = Field(default_factory=list, description="Chats that get pings (review, "
+                                "done, failed); empty = each allowed user's private chat with the bot.")
+    base_url: str = Field("https://api.telegram.org", description="Bot API base URL (a local Bot API "
+                          "server, or a test fake).")
+    proxy: str | None = Field(None, description="HTTP(S) or SOCKS proxy URL for the Bot API.")
+    poll_timeout: int = Field(30, ge=1, le=50, description="Long-polling wait in seconds (getUpdates).")
+    webhook_url: str | None = Field(None, description="Public HTTPS URL Telegram posts updates to; "
+                                    "empty = long polling (no public URL needed).")
+    webhook_listen: str = Field("127.0.0.1", description="Address the webhook receiver listens on "
+                                "(behind your reverse proxy).")
+    webhook_port: int = Field(8443, gt=0, lt=65536, description="Port the webhook receiver listens on.")
+    rate_limit_per_minute: int = Field(20, ge=1, description="Messages and button presses one user "
+                                       "may send per minute; more are ignored.")
+    defer_hours: float = Field(24.0, gt=0, le=24 * 365, description="How long Defer postpones a "
+                               "review; the bot reminds you then.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _https(cls, value: str | None) -> str | None:
+        if value and not value.startswith("https://"):
+            raise ValueError("must start with https:// (Telegram posts only to HTTPS)")
+        return value or None
+
+    @model_validator(mode="after")
+    def _token_when_enabled(self) -> TelegramConfig:
+        if self.enabled and (self.token is None or not self.token.get_secret_value().strip()):
+            raise ValueError("a bot token is required when the bot is enabled (token or "
+                             "JELLYBIT_TELEGRAM_TOKEN)")
+        return self
 
 
 class PanelConfig(Section):

@@ -55,7 +55,8 @@ def setup_logging(level: str = "INFO", fmt: str = "json", stream: Any = None) ->
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("httpx", "httpcore", "aiosqlite", "openai"):
+    # telegram logs request URLs, and the Bot API puts the bot token in every URL.
+    for noisy in ("httpx", "httpcore", "aiosqlite", "openai", "telegram"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
 
 

@@ -30,6 +30,8 @@ pytest_plugins = [
     "tests.support.engine",
     "tests.support.bridge",
     "tests.support.decisions",
+    "tests.support.fake_telegram",
+    "tests.support.telegram_bot",
 ]
 
 

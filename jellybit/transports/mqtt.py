@@ -28,7 +28,8 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from jellybit.config import MqttConfig
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
-from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, shown
+from jellybit.transports.failures import failure_event
+from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, peek, shown
 from jellybit.transports.request_queue import RequestQueue
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,10 @@ class MqttBridge:
             log.exception("a request could not be answered", extra={"topic": shown(topic)})
             return
         await self._send(reply)
+        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"),
+                                reply.body.decode("utf-8", "replace"))
+        if failure is not None:
+            await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
 
     async def _send(self, reply: Reply) -> None:
         props = None

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 WIRE_EVENTS = frozenset(e.value for e in WireEventType)
 PAGE = 500
+QUEUE_SHOWN = 20         # reviews listed in `summary` (HA records attributes only up to 16 KiB)
+UNKNOWN_RECHECK = 0.5    # seconds between `info` refreshes while qBittorrent's status is not known yet
 
 
 def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awaitable[Any]]]:
@@ -197,14 +199,20 @@ class EngineState:
         return result
 
     async def summary(self) -> Message:
-        """The `summary` message."""
+        """The `summary` message: counts, the last download laid out, and who waits for a human."""
         summary = await self.commands.summary()
-        page = await self.commands.list(states=[State.DONE.value], limit=1)
-        last = None
-        if page.items:
-            download = page.items[0]
-            last = (download, await self.commands.store.current_recognition(download.id))
-        return Message(self.topics.summary, encode(summary_payload(summary, last)))
+        store = self.commands.store
+        download = await store.last_settled(State.DONE)
+        last = (download, await store.current_recognition(download.id)) if download else None
+        waiting = []
+        now = clock.now()
+        page = await self.commands.list(states=[State.REVIEW.value], limit=PAGE)
+        # Oldest first; deferred ones are not waiting right now.
+        for item in sorted(page.items, key=lambda d: d.updated_at):
+            if (item.defer_until is None or item.defer_until <= now) and len(waiting) < QUEUE_SHOWN:
+                waiting.append((item, await store.current_recognition(item.id)))
+        return Message(self.topics.summary, encode(summary_payload(summary, last, waiting,
+                                                                   self.config.panel.base_url)))
 
     def _expired(self, download: Download) -> bool:
         if download.state in ACTIVE_STATES or not download.settled_at:
@@ -270,7 +278,9 @@ class EngineState:
         if event.event_type is not EventType.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:
-            messages.append(Message(self.topics.events, encode(event_payload(event).wire()), retain=False))
+            recognition = await self.commands.store.current_recognition(download.id)
+            wire = event_payload(event, recognition, self.config.panel.base_url).wire()
+            messages.append(Message(self.topics.events, encode(wire), retain=False))
         return messages
 
     async def _sweep(self) -> list[Message]:
@@ -283,11 +293,17 @@ class EngineState:
                 messages.append(Message(self.topics.download(download_id), None))
         return messages
 
+    def _next_interval(self) -> float:
+        # Until the first poll says whether qBittorrent answers, look again soon: "not known yet" must
+        # not stand for minutes (Home Assistant shows it as unknown, never as disconnected).
+        regular = min(self.sweep_interval, self.info_interval)
+        return min(regular, UNKNOWN_RECHECK) if self.commands.worker.health.reachable is None else regular
+
     async def updates(self) -> AsyncIterator[list[Message]]:
         """Batches to publish as the engine changes, plus a periodic sweep."""
         subscription = self.bus.subscribe()
         loop = asyncio.get_running_loop()
-        next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+        next_sweep = loop.time() + self._next_interval()
         sweep_failing = False
         try:
             while True:
@@ -295,7 +311,7 @@ class EngineState:
                 try:
                     event = await asyncio.wait_for(subscription.get(), timeout)
                 except TimeoutError:
-                    next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+                    next_sweep = loop.time() + self._next_interval()
                     try:
                         swept = await self._sweep()
                     except Exception as exc:    # the database is locked or gone: try at the next sweep

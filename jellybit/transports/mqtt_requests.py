@@ -208,8 +208,18 @@ class Requests:
 
 def _peek_transaction(payload: bytes) -> str | None:
     """Best effort: the transaction of a payload that failed validation, to echo it back."""
+    return peek(payload, "transaction")
+
+
+def peek(payload: bytes, key: str) -> str | None:
+    """Best effort: one string field of a JSON object payload (bounded), else None."""
     if not payload or len(payload) > 1_000_000:
         return None
+    with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
+        data = json.loads(payload)
+        value = data.get(key) if isinstance(data, dict) else None
+        return value[:128] if isinstance(value, str) else None
+    return None
     with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
         data = json.loads(payload)
         value = data.get("transaction") if isinstance(data, dict) else None

@@ -166,14 +166,31 @@ async def decisions(request: pytest.FixtureRequest, qbittorrent: QbittorrentInst
         worker=WorkerConfig(poll_interval=0.05, provider_retry=0.2, provider_retry_max=1.0),
     )
     app = build_app(config)
-    stack: DecisionStack | None = None
     await app.start()
+    client = JellybitClient(config.mqtt, name="decisions")
     try:
         # Requests sent before the worker subscribed would be lost: wait until it serves.
         await asyncio.wait_for(app.bridge.connected.wait(), 30)
-        async with JellybitClient(config.mqtt, name="decisions") as client:
-            stack = DecisionStack(app, client, paths, qbittorrent, mode)
-            fake_openai.respond_with(stack.respond)
-            yield stack
+        await client.__aenter__()
+        stack = DecisionStack(app, client, paths, qbittorrent, mode)
+        fake_openai.respond_with(stack.respond)
+        yield stack
     finally:
-        await app.stop()
+        await _bounded(client.__aexit__(None, None, None), "the MQTT client did not disconnect")
+        await _bounded(app.stop(), "the app did not stop")
+
+
+async def _bounded(step: Any, what: str, within: float = 40.0) -> None:
+    """Run one teardown step; one that hangs fails the test with every task's stack instead."""
+    running = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({running}, timeout=within)
+    if running in done:
+        running.result()
+        return
+    stacks = []
+    for task in asyncio.all_tasks():
+        if task is not asyncio.current_task():
+            frames = task.get_stack(limit=12)
+            stacks.append(f"{task.get_name()}: " + " <- ".join(
+                f"{f.f_code.co_filename.rsplit('/', 2)[-1]}:{f.f_lineno} {f.f_code.co_name}" for f in frames))
+    pytest.fail(f"{what} within {within:g} s:\n" + "\n".join(stacks))

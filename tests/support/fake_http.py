@@ -73,9 +73,9 @@ class FakeHttpServer:
 
     # ------------------------------------------------------------ lifecycle
 
-    def start(self) -> None:
-        """Bind a free loopback port and serve in the background."""
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+    def start(self, port: int = 0) -> None:
+        """Bind a loopback port (a free one by default; a given one to come back after an outage)."""
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)

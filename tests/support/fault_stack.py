@@ -102,6 +102,12 @@ class Ledger:
     acknowledged: dict[str, Response] = field(default_factory=dict)
     unanswered: int = 0
 
+    def figures(self) -> dict[str, int]:
+        """Commands sent, acknowledged, refused (an error answer) and left without an answer."""
+        refused = sum(1 for r in self.acknowledged.values() if r.status == "error")
+        return {"sent": len(self.sent), "acknowledged": len(self.acknowledged), "refused": refused,
+                "unanswered": self.unanswered}
+
     async def send(self, client: JellybitClient | None, command: Command, payload: dict[str, Any],
                    transaction: str, within: float = 5.0) -> Response | None:
         """Send (or send again) one command; None when it got no answer (an outage)."""

@@ -8,10 +8,12 @@ from jellybit.adapters.store.commands import CommandResultsMixin
 from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
 from jellybit.adapters.store.links import LinksMixin
 from jellybit.adapters.store.recognitions import RecognitionsMixin
+from jellybit.adapters.store.telegram import TelegramMixin
 
 
 class Store(
-    LinksMixin, RecognitionsMixin, CommandResultsMixin, DownloadsMixin, MetadataCacheMixin, StoreBase
+    LinksMixin, RecognitionsMixin, CommandResultsMixin, DownloadsMixin, MetadataCacheMixin, TelegramMixin,
+    StoreBase,
 ):
     """The application's store; open it with `await store.open()` (migrates by default)."""
 

@@ -1,0 +1,250 @@
+"""Pings: engine events -> a queue in SQLite -> Telegram, when Telegram can be reached.
+
+A state event (needs review, done, failed) queues one ping per chat, keyed by the state and
+the time of the transition, so the same transition never pings twice. A ping is rendered
+when it is sent, from the download as it is then: one whose download has left that state
+meanwhile is superseded instead of sent, and a review ping waits out a defer. Failures
+reschedule with backoff (429: exactly `retry_after`, and the whole sender pauses), so no
+ping is lost to an outage; a restart re-checks the transitions since the event cursor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from datetime import timedelta
+from functools import partial
+from typing import Protocol
+
+from telegram import Bot
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from jellybit import clock
+from jellybit.adapters.store.telegram import PingStatus, TelegramPing
+from jellybit.core.states import State
+from jellybit.engine.commands import Commands
+from jellybit.engine.events import Event, EventType, Subscription
+from jellybit.engine.results import DownloadDetail
+from jellybit.errors import NotFound
+from jellybit.logs import for_download
+from jellybit.transports.telegram_render import Card, done_card, failed_card, review_card
+from jellybit.transports.telegram_send import Health, Redactor, retry_seconds, send_card
+
+log = logging.getLogger(__name__)
+
+KINDS: dict[EventType, State] = {
+    EventType.REVIEW_REQUESTED: State.REVIEW, EventType.DONE: State.DONE, EventType.FAILED: State.FAILED,
+}
+CURSOR = "event_cursor"
+CURSOR_SLACK = timedelta(minutes=1)   # events of different downloads may arrive slightly out of order
+MAX_BACKOFF = 300.0
+FORBIDDEN_BACKOFF = 3600.0            # the user blocked the bot or never pressed Start
+IDLE_WAKE = 60.0
+ASKED = "asked:"                      # key prefix of review cards a user asked for (/review)
+
+
+class PingStore(Protocol):
+    """The store methods the pinger uses (adapters/store/telegram.py)."""
+
+    async def telegram_enqueue(self, download_id: str, chat_id: int, kind: str, dedupe_key: str,
+                               due_at: str | None = None) -> bool:
+        """Queue a ping once per (download, chat, key)."""
+
+    async def telegram_due_pings(self, now: str, limit: int = 50) -> list[TelegramPing]:
+        """Pending pings whose time has come."""
+
+    async def telegram_next_due(self) -> str | None:
+        """When the earliest pending ping is due."""
+
+    async def telegram_mark_sent(self, ping_id: str, message_id: int, *, has_photo: bool) -> None:
+        """Record the message a ping became."""
+
+    async def telegram_reschedule(self, ping_id: str, due_at: str, *, error: str | None = None,
+                                  attempted: bool = True) -> None:
+        """Keep a ping pending until a later time."""
+
+    async def telegram_close_ping(self, ping_id: str, status: PingStatus,
+                                  error: str | None = None) -> None:
+        """Settle a pending ping as superseded or dropped."""
+
+    async def telegram_supersede(self, download_id: str, chat_id: int, kind: str, *, keep: str) -> int:
+        """Supersede the other pending pings of a kind."""
+
+    async def telegram_message_ping(self, chat_id: int, message_id: int) -> TelegramPing | None:
+        """The sent ping that became a message."""
+
+    async def telegram_value(self, key: str) -> str | None:
+        """A named value."""
+
+    async def telegram_set_value(self, key: str, value: str) -> None:
+        """Set a named value."""
+
+
+def _later(seconds: float) -> str:
+    return clock.format_time(clock.utcnow() + timedelta(seconds=seconds))
+
+
+class Pinger:
+    """Queues pings from engine events and sends them to the configured chats."""
+
+    def __init__(self, bot: Bot, commands: Commands, store: PingStore, subscription: Subscription, *,
+                 chats: Iterable[int], panel: str, margin: float, redact: Redactor) -> None:
+        self.bot = bot
+        self.commands = commands
+        self.store = store
+        self.subscription = subscription
+        self.chats = tuple(dict.fromkeys(chats))
+        self.panel = panel
+        self.margin = margin
+        self.redact = redact
+        self.health = Health("sending", redact)
+        self._wake = asyncio.Event()
+        self._paused_until = 0.0
+
+    # ------------------------------------------------------------ queueing
+
+    async def enqueue(self, download_id: str, kind: str, key: str, *, due_at: str | None = None,
+                      chats: Iterable[int] | None = None) -> int:
+        """Queue a ping for every chat (or the given ones); returns how many were new."""
+        added = 0
+        for chat in (self.chats if chats is None else chats):
+            added += await self.store.telegram_enqueue(download_id, chat, kind, f"{kind}@{key}", due_at)
+        if added:
+            self._wake.set()
+        return added
+
+    async def on_event(self, event: Event) -> None:
+        """Queue the pings one engine event asks for, then move the cursor past it."""
+        state = KINDS.get(event.event_type)
+        if state is None:
+            return
+        await self.enqueue(event.download_id, state.value, event.at)
+        cursor = await self.store.telegram_value(CURSOR)
+        if cursor is None or event.at > cursor:
+            await self.store.telegram_set_value(CURSOR, event.at)
+
+    async def catch_up(self) -> int:
+        """Queue what a crash between an event and its queueing lost; the first start sets the cursor."""
+        cursor = await self.store.telegram_value(CURSOR)
+        if cursor is None:
+            await self.store.telegram_set_value(CURSOR, clock.now())
+            return 0
+        since = clock.format_time(clock.parse_time(cursor) - CURSOR_SLACK)
+        added = 0
+        for state in KINDS.values():
+            offset = 0
+            while True:
+                page = await self.commands.list(states=[state.value], limit=500, offset=offset)
+                for download in page.items:
+                    if download.updated_at < since:
+                        continue
+                    history = (await self.commands.get(download.id)).transitions
+                    into = [t for t in history if t.to_state is state and t.created_at >= since]
+                    if into:
+                        added += await self.enqueue(download.id, state.value, into[-1].created_at)
+                offset += len(page.items)
+                if len(page.items) < 500:
+                    break
+        if added:
+            log.info("telegram pings queued after a restart", extra={"pings": added})
+        return added
+
+    async def consume(self) -> None:
+        """Turn engine events into queued pings until the subscription closes."""
+        async for event in self.subscription:
+            try:
+                await self.on_event(event)
+            except Exception:
+                log.exception("could not queue a telegram ping", **for_download(event.download_id))
+
+    # ------------------------------------------------------------ sending
+
+    def wake(self) -> None:
+        """Look at the queue now (something was queued)."""
+        self._wake.set()
+
+    async def send_due(self) -> int:
+        """Send every ping that is due (stops early while Telegram asks us to wait); returns how many went."""
+        sent = 0
+        loop = asyncio.get_running_loop()
+        for ping in await self.store.telegram_due_pings(clock.now()):
+            if loop.time() < self._paused_until:
+                break
+            sent += await self.deliver(ping)
+        return sent
+
+    async def run(self) -> None:
+        """Send due pings forever; wake on a new ping, at the next due time, or every minute."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wake.clear()
+            try:
+                await self.send_due()
+                due = await self.store.telegram_next_due()
+            except Exception:
+                log.exception("telegram ping sender failed; retrying")
+                due = None
+            wait = IDLE_WAKE
+            if due is not None:
+                wait = min(wait, max(0.0, (clock.parse_time(due) - clock.utcnow()).total_seconds()))
+            wait = max(wait, self._paused_until - loop.time(), 0.05)
+            try:
+                await asyncio.wait_for(self._wake.wait(), wait)
+            except TimeoutError:
+                pass
+
+    def _render(self, ping: TelegramPing, detail: DownloadDetail, url_buttons: bool, photo: bool) -> Card:
+        download, recognition = detail.download, detail.recognition
+        if ping.kind == State.REVIEW.value:
+            return review_card(download, recognition, panel=self.panel, margin=self.margin,
+                               url_buttons=url_buttons, photo=photo)
+        if ping.kind == State.DONE.value:
+            return done_card(download, recognition, detail.links, panel=self.panel, url_buttons=url_buttons)
+        return failed_card(download, recognition, panel=self.panel, url_buttons=url_buttons)
+
+    async def deliver(self, ping: TelegramPing) -> int:
+        """Send one ping (or supersede, postpone, reschedule it); 1 when a message went out."""
+        try:
+            detail = await self.commands.get(ping.download_id)
+        except NotFound:
+            await self.store.telegram_close_ping(ping.id, PingStatus.DROPPED, "the download is gone")
+            return 0
+        download = detail.download
+        if download.state.value != ping.kind:
+            await self.store.telegram_close_ping(ping.id, PingStatus.SUPERSEDED)
+            return 0
+        asked = ping.dedupe_key.startswith(f"{ping.kind}@{ASKED}")
+        if ping.kind == State.REVIEW.value and not asked and download.defer_until \
+                and download.defer_until > clock.now():
+            await self.store.telegram_reschedule(ping.id, download.defer_until, attempted=False)
+            return 0
+        try:
+            message, photo = await send_card(self.bot, ping.chat_id, partial(self._render, ping, detail))
+        except RetryAfter as exc:
+            wait = retry_seconds(exc)
+            self._paused_until = asyncio.get_running_loop().time() + wait
+            await self.store.telegram_reschedule(ping.id, _later(wait), error=f"429: retry after {wait:g} s")
+            self.health.failed(exc)
+            return 0
+        except Forbidden as exc:
+            await self.store.telegram_reschedule(ping.id, _later(FORBIDDEN_BACKOFF), error=self.redact(exc))
+            log.warning("telegram chat refuses the bot's messages (open the bot and press Start)",
+                        extra={"chat_id": ping.chat_id, "error": self.redact(exc)})
+            return 0
+        except BadRequest as exc:
+            await self.store.telegram_close_ping(ping.id, PingStatus.DROPPED, self.redact(exc))
+            log.error("telegram refused a ping for good", **for_download(
+                ping.download_id, chat_id=ping.chat_id, error=self.redact(exc)))
+            return 0
+        except TelegramError as exc:
+            backoff = min(MAX_BACKOFF, 2.0 ** min(ping.attempts, 16))
+            await self.store.telegram_reschedule(ping.id, _later(backoff), error=self.redact(exc))
+            self.health.failed(exc)
+            return 0
+        self.health.ok()
+        await self.store.telegram_mark_sent(ping.id, message.message_id, has_photo=photo)
+        if ping.kind == State.REVIEW.value and not asked:
+            await self.store.telegram_supersede(ping.download_id, ping.chat_id, ping.kind, keep=ping.id)
+        log.info("telegram ping sent", **for_download(ping.download_id, chat_id=ping.chat_id, kind=ping.kind))
+        return 1

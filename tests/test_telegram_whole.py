@@ -1,0 +1,78 @@
+"""Telegram end to end, as `build_app` wires it: a .torrent sent to the bot is downloaded by a real
+qBittorrent, recognized against the local TMDB fake, ends in review with a ping and its buttons, and
+pressing Apply lays it out as hardlinks; then the done ping says where it went."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jellybit.app import build_app
+from jellybit.config import (
+    Config,
+    MetadataConfig,
+    PanelConfig,
+    PathsConfig,
+    StorageConfig,
+    TvmazeConfig,
+    WorkerConfig,
+)
+from jellybit.core.states import State
+from tests.support.fake_telegram import FakeTelegram
+from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
+from tests.support.telegram_bot import ANNA, telegram_config
+
+# Words the rule-based reader of the context does not know (and no LLM is set up to read them),
+# so the download waits for a human even though TMDB confirms the film.
+CONTEXT = "смотреть с бабушкой на даче в субботу"
+
+
+async def test_a_torrent_sent_to_the_bot_ends_in_review_and_apply_lays_it_out(
+        qbittorrent: QbittorrentInstance, fake_tmdb, fake_telegram: FakeTelegram, tmp_path: Path) -> None:
+    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
+                        series=tmp_path / "series")
+    for root in (paths.movies, paths.series):
+        root.mkdir()
+    config = Config(
+        qbittorrent=qbittorrent.config(), paths=paths,
+        storage=StorageConfig(database=tmp_path / "jellybit.db"),
+        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False)),
+        worker=WorkerConfig(poll_interval=0.05),
+        panel=PanelConfig(base_url="https://jellybit.example"), telegram=telegram_config(fake_telegram),
+    )
+    app = build_app(config, mqtt=False)
+    assert app.telegram is not None
+    await app.start()
+    try:
+        movie = seeded_torrent(qbittorrent.data_dir, "The.Matrix.1999.1080p.BluRay.x264", {
+            "The.Matrix.1999.1080p.BluRay.x264.mkv": 150_000})
+        sent = fake_telegram.send_document(ANNA, movie.torrent, "The.Matrix.1999.torrent", caption=CONTEXT)
+        answer = await fake_telegram.until(lambda: [
+            s for s in fake_telegram.outbox(ANNA["id"])
+            if (s.params.get("reply_parameters") or {}).get("message_id") == sent["message"]["message_id"]])
+        assert answer[0].text.startswith("Added: The.Matrix.1999.1080p.BluRay.x264 (queued)")
+        (download,) = (await app.commands.list(limit=5)).items
+        assert download.context == CONTEXT
+
+        cards = await fake_telegram.until(lambda: [
+            s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")], within=60.0)
+        card = cards[0]
+        assert card.text.startswith("Needs review: The Matrix (1999) · movie")
+        assert [b["text"] for b in card.buttons][:3] == ["Apply", "Reject", "Defer"]
+        assert card.button("Open panel")["url"] == f"https://jellybit.example/download/{download.id}"
+        assert (await app.store.get_download(download.id)).state is State.REVIEW
+
+        fake_telegram.press(ANNA, card, "Apply")
+        done = (await fake_telegram.until(lambda: [
+            s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Done:")], within=60.0))[0]
+        assert (await app.store.get_download(download.id)).state is State.DONE
+        folder = paths.movies / "The Matrix (1999) [tmdbid-603]"
+        video = folder / "The Matrix (1999) [tmdbid-603].mkv"
+        source = movie.content / "The.Matrix.1999.1080p.BluRay.x264.mkv"
+        assert os.stat(video).st_ino == os.stat(source).st_ino
+        assert "In Movies / The Matrix (1999) [tmdbid-603]" in done.text
+        assert "1 file in the library" in done.text
+        await fake_telegram.until(lambda: not card.buttons)     # the pressed card was edited
+        assert fake_telegram.answers[0]["text"].startswith("Applied by Анна")
+    finally:
+        await app.stop()

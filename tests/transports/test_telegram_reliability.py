@@ -1,0 +1,170 @@
+"""The bot keeps its promises when Telegram does not: 429, outages, restarts, refusals, webhooks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import httpx
+
+from jellybit.adapters.store.telegram import PingStatus, TelegramPing
+from tests.support.fake_telegram import TOKEN, FakeTelegram
+from tests.support.qbittorrent import eventually
+from tests.support.services import free_port
+from tests.support.telegram_bot import ANNA, POSTER, BotFactory, to_review
+
+RETRY_AFTER = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 1",
+               "parameters": {"retry_after": 1}}
+
+
+async def ping_rows(bot, download_id: str) -> list:
+    """The queued pings of a download."""
+    return await bot.engine.store.telegram_pings(download_id)
+
+
+async def first_ping(bot, download_id: str, check: Callable[[TelegramPing], bool]) -> TelegramPing:
+    """Wait until the download's first ping satisfies `check`."""
+    async def probe() -> TelegramPing | None:
+        rows = await ping_rows(bot, download_id)
+        return rows[0] if rows and check(rows[0]) else None
+
+    return await eventually(probe)
+
+
+async def test_429_is_waited_out_and_the_ping_goes_once(make_bot: BotFactory,
+                                                       fake_telegram: FakeTelegram) -> None:
+    """Flood control: the ping is sent again after `retry_after`, exactly once."""
+    bot = await make_bot()
+    fake_telegram.script(429, RETRY_AFTER, path=f"/bot{TOKEN}/sendMessage")
+    download_id = await to_review(bot.engine)
+    card = await bot.card(download_id)
+    tries = fake_telegram.calls(path=f"/bot{TOKEN}/sendMessage")
+    assert len(tries) == 2
+    assert tries[1].at - tries[0].at >= 1.0            # never earlier than Telegram asked
+    row = await first_ping(bot, download_id, lambda p: p.status is PingStatus.SENT)
+    assert len(await ping_rows(bot, download_id)) == 1
+    assert row.message_id == card.message["message_id"]
+    assert row.attempts == 2
+
+
+async def test_a_network_loss_loses_no_ping_and_no_message(make_bot: BotFactory,
+                                                           fake_telegram: FakeTelegram) -> None:
+    """Telegram unreachable: the transport keeps running, the ping waits in SQLite, both recover."""
+    bot = await make_bot()
+    fake_telegram.stop()
+    download_id = await to_review(bot.engine)
+
+    row = await first_ping(bot, download_id, lambda p: p.attempts >= 1)
+    assert row.status is PingStatus.PENDING
+    assert row.last_error
+    assert bot.task is not None
+    assert not bot.task.done()                          # nothing crashed
+    fake_telegram.start()                               # back on the same port
+    card = await bot.card(download_id, within=30.0)
+    assert card.buttons
+    update = fake_telegram.send_text(ANNA, f"magnet:?xt=urn:btih:{'e' * 40}")
+    assert "Added:" in (await bot.reply_to(update)).text
+
+
+async def test_queued_pings_survive_a_restart(make_bot: BotFactory, fake_telegram: FakeTelegram) -> None:
+    """Pings queued while Telegram was down are sent by the next run of the bot."""
+    bot = await make_bot()
+    fake_telegram.stop()
+    download_id = await to_review(bot.engine)
+    await asyncio.sleep(0.05)
+    await bot.stop()
+    fake_telegram.start()
+    again = await make_bot(engine=bot.engine)
+    await again.card(download_id)
+    assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
+
+
+async def test_a_state_reached_while_the_bot_was_not_listening_is_pinged_after_restart(
+        make_bot: BotFactory, fake_telegram: FakeTelegram) -> None:
+    """An event lost between the commit and the queue (a crash) is found again from the cursor."""
+    bot = await make_bot()
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await bot.stop()                                   # no subscriber: the event below is lost
+    download_id = await to_review(bot.engine)
+    again = await make_bot(engine=bot.engine)
+    card = await again.card(download_id)
+    assert card.buttons
+
+
+async def test_a_ping_about_a_state_already_left_is_superseded(make_bot: BotFactory,
+                                                               fake_telegram: FakeTelegram) -> None:
+    """Decided elsewhere (the panel) while Telegram was down: the stale review ping is not sent."""
+    bot = await make_bot()
+    fake_telegram.stop()
+    download_id = await to_review(bot.engine)
+    await first_ping(bot, download_id, lambda p: p.attempts >= 1)     # tried while Telegram was down
+    await bot.engine.commands.reject(download_id, reason="from the panel")
+    fake_telegram.start()
+    fake_telegram.send_text(ANNA, "/help")               # the bot is back and working
+    await fake_telegram.until(lambda: any("Jellybit puts" in s.text for s in fake_telegram.outbox()))
+    await first_ping(bot, download_id, lambda p: p.status is PingStatus.SUPERSEDED)
+    assert not [s for s in fake_telegram.outbox() if s.text.startswith("Needs review")]
+
+
+async def test_refused_poster_and_url_button_fall_back(make_bot: BotFactory,
+                                                       fake_telegram: FakeTelegram) -> None:
+    """A poster Telegram cannot fetch and a panel URL it will not take still give a working card."""
+    bot = await make_bot(panel="http://localhost:8099")
+    fake_telegram.unreachable_photos.add(POSTER)
+    download_id = await to_review(bot.engine, poster=POSTER)
+    card = await bot.card(download_id)
+    assert card.method == "sendMessage"
+    assert f"Panel: http://localhost:8099/download/{download_id}" in card.text
+    assert [b["text"] for b in card.buttons][:3] == ["Apply", "Reject", "Defer"]
+    assert not [b for b in card.buttons if "url" in b]
+
+
+async def test_a_blocked_chat_keeps_its_ping_pending(make_bot: BotFactory,
+                                                     fake_telegram: FakeTelegram) -> None:
+    """403 (the user never pressed Start): the ping waits and is not dropped."""
+    bot = await make_bot()
+    fake_telegram.blocked_chats.add(ANNA["id"])
+    download_id = await to_review(bot.engine)
+    row = await first_ping(bot, download_id, lambda p: p.attempts >= 1)
+    assert row.status is PingStatus.PENDING
+    assert "blocked" in (row.last_error or "")
+
+
+async def test_a_wrong_token_never_stops_the_worker(make_bot: BotFactory,
+                                                    fake_telegram: FakeTelegram) -> None:
+    """401 from getMe: logged, retried with backoff, the task keeps running."""
+    bot = await make_bot(token="1:wrong-token-value")
+    await fake_telegram.until(lambda: len(fake_telegram.calls(path="/bot1:wrong-token-value/getMe")) >= 2)
+    assert bot.task is not None
+    assert not bot.task.done()
+
+
+async def test_the_webhook_receives_updates_only_with_the_secret(make_bot: BotFactory,
+                                                                 fake_telegram: FakeTelegram) -> None:
+    """Webhook mode: setWebhook with a secret token; a request without it is refused."""
+    port = free_port()
+    bot = await make_bot(webhook_url="https://bot.example/hook", webhook_port=port)
+    hook = await fake_telegram.until(lambda: fake_telegram.webhook)
+    assert hook["url"].startswith("https://bot.example/hook/telegram/")
+    path = hook["url"].removeprefix("https://bot.example/hook")
+    update = {"update_id": 9001, "message": {
+        "message_id": 5, "date": 1, "chat": {"id": ANNA["id"], "type": "private", "first_name": "Анна"},
+        "from": ANNA, "text": f"magnet:?xt=urn:btih:{'f' * 40} вебхук"}}
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        for _ in range(200):
+            try:
+                refused = await client.post(path, json=update,
+                                            headers={"X-Telegram-Bot-Api-Secret-Token": "x"})
+                break
+            except httpx.TransportError:
+                await asyncio.sleep(0.05)
+        assert refused.status_code == 403
+        ok = await client.post(path, json=update,
+                               headers={"X-Telegram-Bot-Api-Secret-Token": hook["secret_token"]})
+        assert ok.status_code == 200
+        again = await client.post(path, json=update,
+                                  headers={"X-Telegram-Bot-Api-Secret-Token": hook["secret_token"]})
+        assert again.status_code == 200
+    page = await bot.engine.commands.list(limit=10)
+    assert [d.context for d in page.items] == ["вебхук"]
+    assert not fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates")
