@@ -39,7 +39,7 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the match
     Penalty("no_provider", 1.0, True, "no metadata provider is configured"),
     Penalty("provider_error", 0.05, False, "a metadata provider failed; its candidates are missing"),
-    Penalty("provider_unavailable", 0.0, True, "a provider was down and nothing confirmed a match; retried"),
+    Penalty("provider_unavailable", 1.0, True, "a provider was down and nothing confirmed a match; retried"),
     Penalty("no_candidate", 1.0, True, "no provider found a candidate"),
     Penalty("title_distance", 0.50, False, "the best candidate's names differ from the title read"),
     Penalty("year_distance", 0.30, False, "the best candidate's year differs from the year read"),

@@ -59,18 +59,24 @@ class Matcher:
         self.medium_distance = medium_distance
         self.min_margin = min_margin
         self.unavailable: dict[str, str] = {}     # provider -> why, for outages worth retrying
+        self.failed: set[str] = set()             # every provider that failed, transient or not
+        self.answered: set[str] = set()           # every provider that answered at least once
 
     async def _call(self, provider: MetadataProvider, coro: object) -> tuple[object, Reason | None]:
         try:
-            return await coro, None  # type: ignore[misc]
+            answer = await coro  # type: ignore[misc]
         except AdapterError as exc:
             log.warning("metadata provider %s failed: %s", provider.name, exc.message, extra=self.log_extra)
+            self.failed.add(provider.name)
             if exc.transient:
                 self.unavailable.setdefault(provider.name, exc.message)
             return None, _failure(provider.name, exc)
         except Exception as exc:     # a provider bug must not cost the download its recognition
             log.exception("metadata provider %s crashed", provider.name, extra=self.log_extra)
+            self.failed.add(provider.name)
             return None, _failure(provider.name, exc)
+        self.answered.add(provider.name)
+        return answer, None
 
     async def search(self, query: MetadataQuery, reasons: list[Reason]) -> list[Candidate]:
         """Ask every provider that has this kind of title, concurrently; results in provider order."""
