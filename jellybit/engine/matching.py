@@ -149,8 +149,9 @@ class Matcher:
         best = outcome.candidates[0]
         # Every other candidate is another work: listings of one work were merged above.
         runner_up = outcome.candidates[1] if len(outcome.candidates) > 1 else None
-        margin = margin_reason(best, runner_up, self.min_margin)
-        outcome.reasons.extend(candidate_reasons(reading, best))
+        margin = margin_reason(best, runner_up, self.min_margin, reading)
+        # a best match without the season read gets the numbering's blocking `season_not_found`
+        outcome.reasons.extend(r for r in candidate_reasons(reading, best) if r.code != "season_absent")
         if margin is not None:
             outcome.reasons.append(margin)
         if (best.distance or 0.0) <= self.low_distance:
