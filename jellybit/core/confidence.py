@@ -42,6 +42,7 @@ class Reading:
     year: int | None = None
     season: int | None = None
     country: str | None = None           # ISO 3166-1 alpha-2, from the release name or the context
+    last_episodes: tuple[tuple[int, int], ...] = ()   # (season, highest episode) the files number
 
 
 def candidate_names(candidate: Candidate) -> tuple[str, ...]:
@@ -122,6 +123,11 @@ def candidate_reasons(reading: Reading, candidate: Candidate) -> tuple[Reason, .
     if reading.season and counts and reading.season not in counts:
         found.append(reason("season_absent", f"{who} has no season {reading.season} (it has "
                             f"{len(counts)} season{'s' if len(counts) != 1 else ''})"))
+    short = [(s, last) for s, last in reading.last_episodes if counts and 0 < counts.get(s, last) < last]
+    if short:
+        season, last = short[0]
+        found.append(reason("episodes_absent", f"{who} season {season} has {counts[season]} episodes "
+                            f"(the files go up to {last})"))   # type: ignore[index]
     origins = candidate_countries(candidate)
     if country and origins and country not in origins:
         found.append(reason("country_mismatch", f"{who} comes from {'/'.join(origins)}, but the download "
@@ -140,14 +146,19 @@ def margin_reason(best: Candidate, runner_up: Candidate | None, min_margin: floa
 
     With the reading given, a best candidate whose name is exactly the title read, against a
     runner-up whose names only contain it, needs no more than `EXACT_TITLE_MARGIN`: that the title
-    read is the one and not the other is evidence of its own.
+    read is the one and not the other is evidence of its own. Likewise a best candidate with the
+    exact title and exactly the year read (`Shameless.2011.S05`), against a runner-up from another
+    year whose later season might have been released that year, needs only to be ahead.
     """
     if runner_up is None or best.distance is None or runner_up.distance is None:
         return None
     margin = round(runner_up.distance - best.distance, 4)
     needed = min_margin
-    if reading is not None and _exact_title(reading, best) and not _exact_title(reading, runner_up):
-        needed = min(min_margin, EXACT_TITLE_MARGIN)
+    if reading is not None and _exact_title(reading, best):
+        if not _exact_title(reading, runner_up):
+            needed = min(needed, EXACT_TITLE_MARGIN)
+        if reading.year is not None and best.year == reading.year and runner_up.year != reading.year:
+            needed = min(needed, 0.0001)       # the year read is this one's first year: any lead will do
     if margin >= needed:
         return None
     return reason("small_margin", f"{provider_name(best.provider)}'s best match {label(best)} is only "

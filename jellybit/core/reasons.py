@@ -47,6 +47,8 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("type_mismatch", 0.35, False, "the best candidate is of the other media type"),
     Penalty("country_mismatch", 0.20, False, "the candidate's origin country is not the country read"),
     Penalty("season_absent", 0.30, False, "the candidate has no season of the number read (ranks it lower)"),
+    Penalty("episodes_absent", 0.30, False, "the candidate's season has fewer episodes than the files "
+            "number (ranks it lower)"),
     Penalty("small_margin", 0.15, True, "the runner-up is nearly as good as the best candidate"),
     # the numbering
     Penalty("season_not_found", 0.30, True, "a season in the plan does not exist at the provider"),

@@ -26,6 +26,8 @@ from jellybit.errors import AdapterError, JellybitError
 log = logging.getLogger(__name__)
 
 SERIES_ONLY = frozenset({"tvdb", "tvmaze"})
+# Candidate penalties that only rank: on the chosen match the numbering says it, and blocks
+RANKING_ONLY = frozenset({"season_absent", "episodes_absent"})
 # Among listings of the same work, the provider Jellyfin's folder id should name.
 PREFERENCE = {MediaType.SERIES: ("tvdb", "tmdb", "tvmaze"), MediaType.MOVIE: ("tmdb", "tvdb", "tvmaze")}
 DETAILS_FOR = 3              # works whose listings get their details (seasons, aliases, ids)
@@ -150,8 +152,7 @@ class Matcher:
         # Every other candidate is another work: listings of one work were merged above.
         runner_up = outcome.candidates[1] if len(outcome.candidates) > 1 else None
         margin = margin_reason(best, runner_up, self.min_margin, reading)
-        # a best match without the season read gets the numbering's blocking `season_not_found`
-        outcome.reasons.extend(r for r in candidate_reasons(reading, best) if r.code != "season_absent")
+        outcome.reasons.extend(r for r in candidate_reasons(reading, best) if r.code not in RANKING_ONLY)
         if margin is not None:
             outcome.reasons.append(margin)
         if (best.distance or 0.0) <= self.low_distance:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from jellybit.config import RecognitionConfig
@@ -124,6 +124,16 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
+def _last_episodes(releases: Iterable[Release], season: int | None) -> tuple[tuple[int, int], ...]:
+    """The highest episode the files number in each season (plain numbering, not absolute)."""
+    last: dict[int, int] = {}
+    for release in releases:
+        number = release.single_season if release.single_season is not None else season
+        if number and release.episodes:
+            last[number] = max(last.get(number, 0), max(release.episodes))
+    return tuple(sorted(last.items()))
+
+
 def _outage(matcher: Matcher, outcome: Match, decided: bool) -> list[Reason]:
     """`provider_unavailable` when a provider was down and nothing else confirmed a match.
 
@@ -237,7 +247,8 @@ class Recognizer:
         original = answer.original_title if answer else None
         # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
         country = stated.country or torrent.country or (first_file.country if first_file else None)
-        reading = Reading(media_type, titles, year, season, country=country)
+        reading = Reading(media_type, titles, year, season, country=country,
+                          last_episodes=_last_episodes(releases.values(), season))
         return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
 
     # ------------------------------------------------------------------------------------- match

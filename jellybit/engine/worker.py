@@ -187,8 +187,11 @@ class Worker:
         return backoff(self.poll_interval, self._failures, self.config.retry_max_backoff)
 
     async def _pause(self, seconds: float) -> None:
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation that
+        # arrives as the wait ends, and a stopping worker would then never stop
         try:
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
         except TimeoutError:
             pass
         self._wake.clear()

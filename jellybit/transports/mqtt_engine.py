@@ -309,7 +309,10 @@ class EngineState:
             while True:
                 timeout = max(0.0, next_sweep - loop.time())
                 try:
-                    event = await asyncio.wait_for(subscription.get(), timeout)
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+                    # that arrives with an event, and the bridge would then never stop
+                    async with asyncio.timeout(timeout):
+                        event = await subscription.get()
                 except TimeoutError:
                     next_sweep = loop.time() + self._next_interval()
                     try:

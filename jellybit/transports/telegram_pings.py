@@ -190,7 +190,8 @@ class Pinger:
                 wait = min(wait, max(0.0, (clock.parse_time(due) - clock.utcnow()).total_seconds()))
             wait = max(wait, self._paused_until - loop.time(), 0.05)
             try:
-                await asyncio.wait_for(self._wake.wait(), wait)
+                async with asyncio.timeout(wait):       # not wait_for: it can swallow a cancellation (3.11)
+                    await self._wake.wait()
             except TimeoutError:
                 pass
 

@@ -115,6 +115,20 @@ def test_a_series_without_the_season_read_ranks_lower() -> None:
     assert candidate_reasons(reading, show) == ()
     unknown = Candidate("tvdb", "1", MediaType.SERIES, "House of Cards", 1990)     # no counts: no verdict
     assert candidate_reasons(reading, unknown) == ()
+    thirteen = Reading(MediaType.SERIES, ("House of Cards",), season=1, last_episodes=((1, 13),))
+    short = [r for r in candidate_reasons(thirteen, serial) if r.code == "episodes_absent"]
+    assert [r.message for r in short] == ["TVDB's 'House of Cards' (1990) season 1 has 4 episodes "
+                                          "(the files go up to 13)"]
+    assert candidate_reasons(thirteen, show) == ()
+
+
+def test_the_year_read_as_a_shows_first_year_is_a_clear_winner() -> None:
+    reading = Reading(MediaType.SERIES, ("Shameless",), 2011, season=5)
+    us = replace(Candidate("tvdb", "161511", MediaType.SERIES, "Shameless", 2011), distance=0.0)
+    uk = replace(Candidate("tvdb", "78887", MediaType.SERIES, "Shameless", 2004), distance=0.03)
+    assert margin_reason(us, uk, 0.15) is not None
+    assert margin_reason(us, uk, 0.15, reading) is None
+    assert margin_reason(us, replace(uk, year=2011), 0.15, reading) is not None   # both from 2011
 
 
 def test_a_perfect_candidate_has_no_penalties() -> None:

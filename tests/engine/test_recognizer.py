@@ -237,6 +237,24 @@ async def test_the_season_read_picks_the_show_that_has_it(providers: list[Any]) 
     assert "season_not_found" not in codes(draft)
 
 
+async def test_the_number_of_episodes_picks_the_show_whose_season_has_them(providers: list[Any]) -> None:
+    # both versions have a season 1: the 1990 serial's has 4 episodes, the 2013 show's 13
+    files = [(f"House.of.Cards.S01.1080p/House.of.Cards.S01E{n:02d}.mkv", GB) for n in range(1, 14)]
+    draft = await recognizer(None, providers).recognize(request("House.of.Cards.S01.1080p", files))
+    assert draft.automatic, draft.reasons
+    assert (draft.provider, draft.provider_id) == ("tvdb", "262980")
+    few = [(f"House.of.Cards.S01.1080p/House.of.Cards.S01E{n:02d}.mkv", GB) for n in range(1, 4)]
+    draft = await recognizer(None, providers).recognize(request("House.of.Cards.S01.1080p", few))
+    assert "small_margin" in blocking(draft)                 # three episodes fit either: a human decides
+
+
+async def test_a_year_that_is_one_shows_first_year_picks_it(providers: list[Any]) -> None:
+    files = [(f"Shameless.2011.S05.720p/Shameless.2011.S05E{n:02d}.mkv", GB) for n in range(1, 13)]
+    draft = await recognizer(None, providers).recognize(request("Shameless.2011.S05.720p", files))
+    assert draft.automatic, draft.reasons
+    assert draft.year == 2011
+
+
 async def test_a_show_whose_versions_both_have_the_season_still_asks(providers: list[Any]) -> None:
     files = [(f"The.Office.S02.720p/The.Office.S02E{n:02d}.mkv", GB) for n in range(1, 7)]
     draft = await recognizer(None, providers).recognize(request("The.Office.S02.720p", files))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jellybit.transports.cli import EXIT_NO_ANSWER, LOCAL_CONFIG, find_config
-from tests.support.fake_metadata import FakeTmdb
+from tests.support.fake_metadata import Catalogue, FakeTitle, FakeTmdb
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent, wait_for
 from tests.support.services import free_port
@@ -22,9 +22,12 @@ NAME = "The.Matrix.1080p.BluRay.x264"
 
 
 @pytest.fixture
-def reviewer(tmp_path: Path, mosquitto: Broker, qbittorrent: QbittorrentInstance,
+def reviewer(tmp_path: Path, mosquitto: Broker, qbittorrent: QbittorrentInstance, fake_catalogue: Catalogue,
              fake_tmdb: FakeTmdb) -> Iterator[tuple[WorkerProcess, Path]]:
-    """A worker whose qBittorrent has the files and whose TMDB knows The Matrix and its sequel."""
+    """A worker whose qBittorrent has the files and whose TMDB knows two films called The Matrix (and a
+    sequel), so a name without a year needs a human."""
+    fake_catalogue.add(FakeTitle("movie", "The Matrix", 2031, tmdb_id=9603, slug="the-matrix-2031",
+                                 overview="A remake.", network="Remake Pictures", country="GB"))
     root = qbittorrent.data_dir
     config = worker_config(
         root, mqtt_url=mosquitto.url, qbittorrent_url=qbittorrent.url,
@@ -50,11 +53,12 @@ def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(
     ident = added.stdout.split()[0]
     out = added.stdout
     assert "Needs your decision: the runner-up is nearly as good as the best candidate" in out
-    assert ("[blocks] TMDB's best match 'The Matrix' (1999, US, Warner Bros. Pictures) is only 0.10 ahead"
-            in out)
+    assert ("[blocks] TMDB's best match 'The Matrix' (1999, US, Warner Bros. Pictures) is only 0.00 ahead of "
+            "'The Matrix' (2031, GB, Remake Pictures)" in out)
     assert "Candidates (apply one with --candidate N):" in out
     assert "  1. The Matrix · 1999 · film · US · Warner Bros. Pictures [recommended]" in out
-    assert "  2. The Matrix Reloaded · 2003 · film · US · Warner Bros. Pictures" in out
+    assert "  2. The Matrix · 2031 · film · GB · Remake Pictures" in out
+    assert "  3. The Matrix Reloaded · 2003 · film · US · Warner Bros. Pictures" in out
     assert f"jellybit apply {ident} --candidate 1" in out
     assert f"jellybit reject {ident}" in out
 
@@ -65,7 +69,7 @@ def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(
             in shown.stdout), shown.stdout
     assert "     TMDB: https://www.themoviedb.org/movie/603" in shown.stdout
 
-    chosen = run_cli(worker.config, "apply", ident, "--candidate", "2")
+    chosen = run_cli(worker.config, "apply", ident, "--candidate", "3")
     assert chosen.returncode == 0, chosen.stderr
 
     def done() -> bool:
