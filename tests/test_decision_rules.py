@@ -218,3 +218,23 @@ async def test_an_anime_batch_in_absolute_numbers_spans_two_seasons(decisions: D
                                 f"{show}/Season 01/Attack on Titan S01E25.mkv",
                                 f"{show}/Season 02/Attack on Titan S02E01.mkv",
                                 f"{show}/Season 02/Attack on Titan S02E02.mkv"]
+
+
+async def test_the_season_the_files_number_tells_two_versions_apart(decisions: DecisionStack) -> None:
+    # no year, no country: the 1990 BBC serial has one season of four, the 2013 show six of thirteen
+    name = "House.of.Cards.S02.1080p.WEB-DL"
+    files: dict[str, int | bytes] = {f"House.of.Cards.S02E{e:02d}.WEB-DL.mkv": 30_000 + e
+                                     for e in range(1, 14)}
+    outcome = await decisions.run(Case(name, files, answer=series_answer("House of Cards", 2013)))
+    assert outcome.state is State.DONE, outcome.reasons
+    show = "series/House of Cards (US) (2013) [tvdbid-262980]"
+    assert decisions.tree() == [f"{show}/Season 02/House of Cards (US) S02E{e:02d}.mkv" for e in range(1, 14)]
+
+
+async def test_a_film_without_a_year_is_the_one_with_its_exact_title(decisions: DecisionStack) -> None:
+    # TMDB also knows "The Matrix Reloaded": containing the title read is not being it
+    name = "The.Matrix.1080p.BluRay.x264-GRP"
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 90_000},
+                                       answer=movie_answer("The Matrix", 1999)))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == ["movies/The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv"]
