@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, titles
+from jellybit.core.release_fixes import fansub, numbers, pairs, titles
 from jellybit.core.release_fixes.common import Guess, Reading, base_name
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
@@ -61,6 +61,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_scene_pair,
     numbers.fix_extras_number,
     numbers.fix_trailing_pair,
+    pairs.fix_dotted_pair,
     numbers.fix_number_in_title,
     numbers.fix_season_range,
     numbers.fix_spanish_cap,
@@ -68,6 +69,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_episode_range,
     numbers.fix_absolute_beside,
     numbers.fix_seasonless_episode,
+    fansub.fix_title_number,
     titles.fix_title_words,
 )
 

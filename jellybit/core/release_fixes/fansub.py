@@ -11,6 +11,7 @@ from jellybit.core.release_fixes.common import (
     BRACKET,
     LEAD_GROUP,
     TAG,
+    YEAR,
     Guess,
     Reading,
     base_name,
@@ -47,17 +48,33 @@ def fix_leading_group(r: Reading, guess: Guess) -> None:
 
 
 
+# `★01月新番★` between the brackets (the season of the year it aired) and bracketed words that file a
+# release in a catalogue (`[国漫]` Chinese animation, `[新番]` new series) are not names.
+_STARRED = re.compile(r"★[^★\[\]【】]{0,20}★|★")
+_CATEGORY_WORDS = frozenset({"国漫", "國漫", "新番", "日漫", "动画", "動畫", "番剧", "剧场版", "劇場版"})
+_RESOLUTION = re.compile(r"\d{3,4}[x×]\d{3,4}")
+_END = re.compile(r"\s*[（(](?:END|完)[）)]$", re.IGNORECASE)
+
+
 def fix_bracketed_fansub(r: Reading, guess: Guess) -> None:
     """`[字幕组][进击的巨人][01][1080p][简体]`: every field sits in its own bracket."""
-    base = base_name(r["text"])
+    base = _STARRED.sub("", base_name(r["text"]))
     if not ALL_BRACKETS.match(base):
         return
-    parts = [p.strip() for p in BRACKET.findall(base)][1:]
-    title = next((p for p in parts if p and not TAG.match(p) and p.casefold() not in CODE_BY_WORD), None)
-    numbers = [p for p in parts if re.fullmatch(r"\d{1,4}(?:v\d)?|\d{1,4}\s*[-~]\s*\d{1,4}", p)]
-    if title:
-        names = ALIAS_SPLIT.split(title) if ALIAS_SPLIT.search(title) else [title]
-        r["title"], r["alternative_titles"] = names[0], [*names[1:], *r["alternative_titles"]]
+    parts = [_END.sub("", p.strip()) for p in BRACKET.findall(base)][1:]
+    titles = [p for p in parts if p and not all(TAG.match(w) for w in re.split(r"[_\s]+", p))
+              and p.casefold() not in CODE_BY_WORD
+              and p not in _CATEGORY_WORDS and not _RESOLUTION.fullmatch(p)]
+    numbers = [p for p in parts if re.fullmatch(r"\d{1,4}(?:v\d)?|\d{1,4}\s*[-~]\s*\d{1,4}", p)
+               and not (YEAR.fullmatch(p) and len(parts) > 1)]
+    years = [int(p) for p in parts if YEAR.fullmatch(p)]
+    if years and r["year"] is None:
+        r["year"] = years[0]
+    if titles:
+        # Every bracket that is not a tag is a name of the show (`[漆黑的子彈][Black Bullet]`); the
+        # first leads and `alias` puts a Latin one first.
+        names = [n for t in titles for n in (ALIAS_SPLIT.split(t) if ALIAS_SPLIT.search(t) else [t])]
+        r["title"], r["alternative_titles"] = names[0], names[1:]
     if numbers and not r["episodes"]:
         low, _, high = re.sub(r"v\d$", "", numbers[0]).replace("~", "-").partition("-")
         first, last = int(low), int(high or low)
@@ -127,3 +144,32 @@ def fix_dash_number(r: Reading, guess: Guess) -> None:
         if r["episode_title"] == dash.group(1):
             r["episode_title"] = None
         note(r, "dash_number")
+
+
+# The episode as the name marks it: `episode 18`, `ep.05`, or the number after the last ` - `.
+_MARKED_EPISODE = re.compile(r"(?i)(?:\bep(?:isode)?[ ._]*|(?:\s|_)-(?:\s|_)+)(\d{1,4})(?:v\d)?"
+                             r"(?=$|[\s_\[(.])")
+_YEAR_PAREN = re.compile(r"\s*\((?:19|20)\d{2}\).*$")
+
+
+def fix_title_number(r: Reading, guess: Guess) -> None:
+    """`Space Battleship Yamato 2199 (2012) episode 18`, `[Erai-raws] 22-7 - 11`: a number of the title
+    read as one more absolute episode → the marked episode alone, the number back in the title."""
+    numbers = r["absolute_episodes"]
+    if len(numbers) < 2 or r["seasons"]:
+        return
+    base = base_name(r["text"])
+    marked = list(_MARKED_EPISODE.finditer(base))
+    if not marked:
+        return
+    match = marked[-1]
+    episode, head = int(match.group(1)), base[: match.start()]
+    others = [n for n in numbers if n != episode]
+    if episode not in numbers or not all(re.search(rf"(?<!\d)0*{n}(?!\d)", head) for n in others):
+        return
+    head = _YEAR_PAREN.sub("", LEAD_GROUP.sub("", head).replace("_", " "))
+    title = " ".join(re.split(r"\s[\[(]", head)[0].split()).strip(" -")
+    if not title or not any(re.search(rf"(?<!\d)0*{n}(?!\d)", title) for n in others):
+        return
+    r.update(absolute_episodes=[episode], title=title)
+    note(r, "title_number")
