@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, pairs, titles
+from jellybit.core.release_fixes import fansub, numbers, pairs, stray, titles
 from jellybit.core.release_fixes.common import Guess, Reading, base_name
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
@@ -67,6 +67,8 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_spanish_cap,
     numbers.fix_part_episode,
     numbers.fix_episode_range,
+    stray.fix_title_episode,
+    stray.fix_part_count,
     numbers.fix_absolute_beside,
     numbers.fix_seasonless_episode,
     fansub.fix_title_number,
