@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, pairs, stray, titles
+from jellybit.core.release_fixes import fansub, numbers, pairs, stray, titles, words
 from jellybit.core.release_fixes.common import Guess, Reading, base_name
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
@@ -62,6 +62,8 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_extras_number,
     numbers.fix_trailing_pair,
     pairs.fix_dotted_pair,
+    words.fix_episode_word,
+    words.fix_season_word,
     numbers.fix_number_in_title,
     numbers.fix_season_range,
     numbers.fix_spanish_cap,

@@ -1,0 +1,65 @@
+"""Corrections for season and episode words guessit does not know: `08.seriya`, `3iz6`, `8.sez`, `Sn4`,
+`10º Temporada`, `10 th season`, `Stagioni 01-03`."""
+
+from __future__ import annotations
+
+import re
+
+from jellybit.core.release_fixes.common import BESIDE, Guess, Reading, base_name, note
+
+# Transliterated Russian: `08.seriya` / `01.serya` (episode 8), `3iz6` (3 of 6), `8.sez` (season 8).
+# (guessit reads the Cyrillic words, `серия`, `из`, `сезон`, itself.)
+_EPISODE_WORD = re.compile(r"(?i)(?<![\d])(\d{1,3})[ ._-]*(?:seriya|serya|serija|ser)(?![a-z])|"
+                           r"(?<![\d])(\d{1,3})[ ._-]?iz[ ._-]?\d{1,3}(?!\d)")
+_SEASON_BEFORE_WORD = re.compile(r"(?i)(?<![\d])(\d{1,2})[ ._-]*sez(?![a-z])")
+# `Sn4`, `10º Temporada`, `3ª temporada`, `10 th season`, `2 stagione`, `Stagioni 01-03`
+_SEASON_WORD = re.compile(
+    r"(?i)(?<![a-z])sn[ ._]?(\d{1,2})(?!\d)|"
+    r"(?<!\d)(\d{1,2})\s*(?:º|ª|°|Âº|th|st|nd|rd)\s*(?:temporada|season|stagione)\b|"
+    r"\bstagion[ei]\s*(\d{1,2})(?:\s*-\s*(\d{1,2}))?(?!\d)"
+)
+
+
+def _is_year(number: int) -> bool:
+    return 1900 <= number <= 2099
+
+
+def fix_episode_word(r: Reading, guess: Guess) -> None:
+    """`MosGaz.(08.seriya)`, `Prehistoric park.3iz6`, `(8.sez.21.ser.iz.23)`: the episode (and season) by a
+    Russian word after the number."""
+    base = base_name(r["text"])
+    match = _EPISODE_WORD.search(base)
+    if not match or BESIDE.search(base):
+        return
+    episode = int(match.group(1) or match.group(2))
+    season = _SEASON_BEFORE_WORD.search(base)
+    r.update(episodes=[episode], absolute_episodes=[], type="episode", part=None, episode_title=None)
+    if season:
+        r["seasons"] = [int(season.group(1))]
+    elif r["seasons"] and not BESIDE.search(base):
+        r["seasons"] = []
+    title = r["title"]
+    if title:
+        cut = re.split(rf"\s+0*{episode}[ ._-]?iz", title)[0].strip(" -")
+        r["title"] = cut or title
+    note(r, "episode_word")
+
+
+def fix_season_word(r: Reading, guess: Guess) -> None:
+    """`Sons of Anarchy Sn4 Ep14`, `3º Temporada Bob esponja`, `Adventure Time 10 th season`, `Red Oaks -
+    Stagioni 01-03 (2014-2017)`: a season word guessit misses (or a range of years read as seasons)."""
+    base = base_name(r["text"])
+    match = _SEASON_WORD.search(base)
+    if not match or (r["seasons"] and not all(map(_is_year, r["seasons"]))):
+        return
+    low = int(match.group(1) or match.group(2) or match.group(3))
+    high = int(match.group(4) or low)
+    if not 0 < low <= high <= low + 50:
+        return
+    seasons = list(range(low, high + 1))
+    r.update(seasons=seasons, type="episode")
+    if r["episodes"] in ([low], seasons) and not re.search(r"(?i)\bep", base):
+        r.update(episodes=[], episode_title=None)
+    if r["title"] and match.group(0) in r["title"]:
+        r["title"] = " ".join(r["title"].replace(match.group(0), " ").split()).strip(" -") or r["title"]
+    note(r, "season_word")
