@@ -58,6 +58,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     fansub.fix_dash_number,
     numbers.fix_glued_numbering,
     numbers.fix_dash_absolute,
+    fansub.fix_dash_field,
     numbers.fix_scene_pair,
     numbers.fix_extras_number,
     numbers.fix_trailing_pair,

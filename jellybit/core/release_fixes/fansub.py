@@ -10,6 +10,7 @@ from jellybit.core.release_fixes.common import (
     ALL_BRACKETS,
     BRACKET,
     LEAD_GROUP,
+    MARKER,
     TAG,
     YEAR,
     Guess,
@@ -173,3 +174,27 @@ def fix_title_number(r: Reading, guess: Guess) -> None:
         return
     r.update(absolute_episodes=[episode], title=title)
     note(r, "title_number")
+
+
+# `003. Title`, `611-612 - Title` (first), `- 103, 104 -`, `- 107a -` (between dashes): the episode field
+_DASH_FIELD = re.compile(r"^(\d{2,4})(?:-(\d{2,4}))?(?:\.\s|\s-\s)|"
+                         r"\s-\s(\d{2,4})[a-d]?((?:,\s*\d{2,4})*)(?=\s-\s)")
+
+
+def fix_dash_field(r: Reading, guess: Guess) -> None:
+    """`003. Show - Title`, `611-612 - Title`, `Show - 103, 104 - Title`, `Show - 107a - Title`: a number
+    field with no season anywhere is the absolute episode (guessit: S00E03, 612 alone, S01E04, nothing)."""
+    base = base_name(r["text"])
+    match = _DASH_FIELD.search(base)
+    if not match or MARKER.search(r["text"]) or r["air_date"]:
+        return
+    if match.group(1):
+        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        numbers = list(range(low, high + 1)) if 0 <= high - low <= 20 else []
+    else:
+        numbers = [int(match.group(3)), *map(int, re.findall(r"\d+", match.group(4)))]
+    if not numbers or any(1900 <= n <= 2099 for n in numbers) or r["absolute_episodes"] == numbers:
+        return
+    r.update(absolute_episodes=numbers, episodes=[], seasons=[], type="episode")
+    r["alternative_titles"] = [a for a in r["alternative_titles"] if not re.match(r"\d", a)]
+    note(r, "dash_field")
