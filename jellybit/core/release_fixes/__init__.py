@@ -65,6 +65,8 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     pairs.fix_dotted_pair,
     words.fix_episode_word,
     words.fix_season_word,
+    words.fix_broadcast_date,
+    words.fix_tracker_year,
     numbers.fix_number_in_title,
     numbers.fix_season_range,
     numbers.fix_spanish_cap,

@@ -34,6 +34,12 @@ def fix_group_prefix(r: Reading, guess: Guess) -> None:
 
 
 
+# A part of `A / B / Сезон 2 / Серии 1-8 из 8` that only numbers (`Сезон 2`, `S2E1-10 of 10`) is no name.
+_NUMBERING = re.compile(r"(?i)^(?:(?:сезон|сезоны|серии|серия|season|seasons|episodes?|saison|temporada)"
+                        r"\s*[:№#]?\s*\d[\d\s,.–~-]*(?:(?:из|of)\s*\d+)?(?:\s*\(\d+\))?|"
+                        r"s\d{1,2}(?:e\d{1,3}(?:-e?\d{1,3})?)?(?:\s*of\s*\d+)?)$")
+
+
 def fix_alias(r: Reading, guess: Guess) -> None:
     """`Фарго / Fargo (2014)`, `Шерлок (Sherlock)`: keep both names; the Latin one leads the search."""
     base = base_name(r["text"])
@@ -47,7 +53,7 @@ def fix_alias(r: Reading, guess: Guess) -> None:
             names = [clean_title(paren.group(1)), alias]
             if r["release_group"] == paren.group(2).strip():
                 r["release_group"] = None
-    pool = [n for n in (*names, r["title"], *r["alternative_titles"]) if n]
+    pool = [n for n in (*names, r["title"], *r["alternative_titles"]) if n and not _NUMBERING.match(n)]
     if not pool:
         return
     pool = list(dict.fromkeys(pool))

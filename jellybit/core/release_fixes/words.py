@@ -1,9 +1,11 @@
-"""Corrections for season and episode words guessit does not know: `08.seriya`, `3iz6`, `8.sez`, `Sn4`,
-`10º Temporada`, `10 th season`, `Stagioni 01-03`."""
+"""Corrections for words and fields guessit does not know: `08.seriya`, `3iz6`, `8.sez`, `Sn4`,
+`10º Temporada`, `10 th season`, `Stagioni 01-03`, `시즌2`, Korean broadcast dates, a tracker's `[2017, …]`.
+"""
 
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from jellybit.core.release_fixes.common import BESIDE, Guess, Reading, base_name, note
 
@@ -16,7 +18,8 @@ _SEASON_BEFORE_WORD = re.compile(r"(?i)(?<![\d])(\d{1,2})[ ._-]*sez(?![a-z])")
 _SEASON_WORD = re.compile(
     r"(?i)(?<![a-z])sn[ ._]?(\d{1,2})(?!\d)|"
     r"(?<!\d)(\d{1,2})\s*(?:º|ª|°|Âº|th|st|nd|rd)\s*(?:temporada|season|stagione)\b|"
-    r"\bstagion[ei]\s*(\d{1,2})(?:\s*-\s*(\d{1,2}))?(?!\d)"
+    r"\bstagion[ei]\s*(\d{1,2})(?:\s*-\s*(\d{1,2}))?(?!\d)|"
+    r"시즌\s*(\d{1,2})(?!\d)"
 )
 
 
@@ -52,7 +55,7 @@ def fix_season_word(r: Reading, guess: Guess) -> None:
     match = _SEASON_WORD.search(base)
     if not match or (r["seasons"] and not all(map(_is_year, r["seasons"]))):
         return
-    low = int(match.group(1) or match.group(2) or match.group(3))
+    low = int(match.group(1) or match.group(2) or match.group(3) or match.group(5))
     high = int(match.group(4) or low)
     if not 0 < low <= high <= low + 50:
         return
@@ -63,3 +66,38 @@ def fix_season_word(r: Reading, guess: Guess) -> None:
     if r["title"] and match.group(0) in r["title"]:
         r["title"] = " ".join(r["title"].replace(match.group(0), " ").split()).strip(" -") or r["title"]
     note(r, "season_word")
+
+
+# Korean broadcast rips: `나의 해방일지.E01.220409.1080p-NEXT`, the episode then the air date as YYMMDD.
+_BROADCAST = re.compile(r"(?i)(?<![a-z])E(\d{1,4})[ ._](\d{2})(\d{2})(\d{2})(?!\d)")
+_TRACKER_YEAR = re.compile(r"\[((?:19|20)\d{2})(?:\s*-\s*(?:19|20)\d{2})?\s*,")
+
+
+def fix_broadcast_date(r: Reading, guess: Guess) -> None:
+    """`나의 해방일지.E01.220409.1080p-NEXT`: episode 1 aired 2022-04-09 (guessit reads 2009-04-22), season 1;
+    `응답하라 1988.E01.151106`: the number before the episode is the title's."""
+    base = base_name(r["text"])
+    match = _BROADCAST.search(base)
+    if not match or re.search(r"(?i)(?<![a-z])s\d{1,2}[ ._-]?e\d", base):
+        return
+    try:
+        aired = date(2000 + int(match.group(2)), int(match.group(3)), int(match.group(4)))
+    except ValueError:
+        return
+    episode = int(match.group(1))
+    r.update(episodes=[episode], air_date=aired.isoformat(), type="episode", absolute_episodes=[])
+    year = r["year"]
+    if year is not None and r["title"] and re.search(rf"\S[ ._]{year}[ ._]E0*{episode}\b", base, re.I):
+        r.update(title=f"{r['title']} {year}", year=None, seasons=[s for s in r["seasons"] if s != year])
+    if not r["seasons"]:
+        r.update(seasons=[1], season_assumed=True)
+    note(r, "broadcast_date")
+
+
+def fix_tracker_year(r: Reading, guess: Guess) -> None:
+    """`Черное зеркало / Black Mirror / Сезон 4 [2017, США, WEBRip]`: a tracker's bracket starts with its
+    year."""
+    match = _TRACKER_YEAR.search(r["text"])
+    if match and r["year"] is None:
+        r["year"] = int(match.group(1))
+        note(r, "tracker_year")
