@@ -59,6 +59,8 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_glued_numbering,
     numbers.fix_dash_absolute,
     fansub.fix_dash_field,
+    fansub.fix_volumes,
+    fansub.fix_fansub_tail,
     numbers.fix_scene_pair,
     numbers.fix_extras_number,
     numbers.fix_trailing_pair,

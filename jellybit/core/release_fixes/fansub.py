@@ -9,6 +9,7 @@ from jellybit.core.release_fixes.common import (
     ALIAS_SPLIT,
     ALL_BRACKETS,
     BRACKET,
+    FANSUB_STYLE,
     LEAD_GROUP,
     MARKER,
     TAG,
@@ -21,7 +22,7 @@ from jellybit.core.release_fixes.common import (
 
 _FANSUB_SEASON = re.compile(
     r"(?i)(?:\bseason\s*(\d{1,2})|(?<![a-z])s(\d{1,2})|\b(\d{1,2})(?:st|nd|rd|th)\s+season)"
-    r"\s+-\s+(\d{1,4})(?:v\d)?(?!\d)"
+    r"\s+(?:-\s+(\d{1,4})(?:v\d)?(?!\d)|(\d{1,4})(?:v\d)?(?=\s*[\[(]|\s*$))"   # `2nd Season 24 (BD)`: no dash
 )
 _ORDINAL_SEASON = re.compile(r"(?i)\s*\b(\d{1,2})(?:st|nd|rd|th)\s+season\b|\s*\bseason\s*(\d{1,2})\b")
 _DASH_NUMBER = re.compile(r"\s-\s+(\d{1,4})(?:v\d)?(?:\s|$|\[|\()")
@@ -59,7 +60,7 @@ _END = re.compile(r"\s*[（(](?:END|完)[）)]$", re.IGNORECASE)
 
 def fix_bracketed_fansub(r: Reading, guess: Guess) -> None:
     """`[字幕组][进击的巨人][01][1080p][简体]`: every field sits in its own bracket."""
-    base = _STARRED.sub("", base_name(r["text"]))
+    base = re.sub(r"\][ ._]+\[", "][", _STARRED.sub("", base_name(r["text"])))
     if not ALL_BRACKETS.match(base):
         return
     parts = [_END.sub("", p.strip()) for p in BRACKET.findall(base)][1:]
@@ -97,7 +98,9 @@ def fix_fansub_season(r: Reading, guess: Guess) -> None:
         match = None                    # `Season 1 - 4 Complete`: a range of seasons
     if match:
         season = int(next(g for g in match.groups()[:3] if g))
-        r.update(seasons=[season], episodes=[int(match.group(4))])
+        r.update(seasons=[season], episodes=[int(match.group(4) or match.group(5))])
+        if r["title"]:
+            r["title"] = re.sub(r"(?i)\s+\d{1,2}(?:st|nd|rd|th)$", "", r["title"]) or r["title"]
         r["type"] = "episode"
         note(r, "fansub_season")
     if r["title"]:
@@ -198,3 +201,48 @@ def fix_dash_field(r: Reading, guess: Guess) -> None:
     r.update(absolute_episodes=numbers, episodes=[], seasons=[], type="episode")
     r["alternative_titles"] = [a for a in r["alternative_titles"] if not re.match(r"\d", a)]
     note(r, "dash_field")
+
+
+
+# `[Grp] Title 2 [CRC]`, `[Grp]_Title_1-13_(BD)`, `[Title].148.[Xvid]`: the number (or range) that ends
+# the name's text before its tags
+_TAIL_NUMBER = re.compile(r"^(?:[\[【][^\]】]*[\]】][ ._]*)?([^\[\]()【】]*?)[ ._]*(?<![\dvV])(?<!\d\.)"
+                          r"(\d{1,4})(?:-(\d{1,4}))?(?:v\d)?[ ._]*(?=[\[(]|$)")
+# `Vol.1&2`, `No.6`, `CD2`, `#3`: numbered, but not as an episode; `Show - Sub - 04` is `dash_absolute`'s
+_NOT_EPISODE_BEFORE = re.compile(r"(?i)(?:\bvol\.?|\bno\.?|\bcd|\bdisc|\bpart|&|#)\s*$|"
+                                 r"\s-(?:\s|$)|_-(?:_|$)|\.-(?:\.|$)")
+_VOLUMES = re.compile(r"(?i)\s+vol\.?\s*\d+(?:v\d)?(?:\s*(?:&|and)\s*(?:vol\.?\s*)?\d+(?:v\d)?)*$")
+
+
+def fix_fansub_tail(r: Reading, guess: Guess) -> None:
+    """`Eve no Jikan 2 [88F4F7F0]`, `[Coalgirls]_White_Album_1-13_(BD)`, `[Keroro].148.[Xvid]`: in
+    fansub style, the number that ends the name before its tags is the absolute episode (or range)."""
+    base = base_name(r["text"])
+    if not FANSUB_STYLE.search(base) or MARKER.search(r["text"]) or r["seasons"] or r["air_date"]:
+        return
+    match = _TAIL_NUMBER.match(base)
+    if not match or _NOT_EPISODE_BEFORE.search(match.group(1)):
+        return
+    low, high = int(match.group(2)), int(match.group(3) or match.group(2))
+    read = r["absolute_episodes"] or r["episodes"]
+    if 1900 <= low <= 2099 or not 0 <= high - low <= 2000 or read not in ([], [low], [high]):
+        return
+    lead = LEAD_GROUP.match(base)
+    title = " ".join(match.group(1).replace("_", " ").replace(".", " ").split()).strip(" -")
+    if not title and lead and not r["title"]:
+        title = lead.group(1).strip()
+        r["release_group"] = None
+    known = (r["title"] or "").casefold().rstrip(" 0123456789-")
+    if not title or not title.casefold().startswith(known):
+        return
+    r.update(title=title, absolute_episodes=list(range(low, high + 1)), episodes=[], type="episode")
+    note(r, "fansub_tail")
+
+
+def fix_volumes(r: Reading, guess: Guess) -> None:
+    """`[GS] Classroom Crisis Vol.1&2 (BD)`: the volumes of a disc release are not the title's."""
+    if r["title"] and LEAD_GROUP.match(base_name(r["text"])):
+        title = _VOLUMES.sub("", r["title"])
+        if title and title != r["title"]:
+            r["title"] = title
+            note(r, "volumes")
