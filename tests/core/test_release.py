@@ -659,6 +659,16 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("The Amazing World of Gumball - 103, 104 - The Third - The Debt.mkv", E, "The Amazing World of Gumball",
      None, {"absolute_episodes": [103, 104], "season": None}),
     ("003. Show Name - Ep Name.avi", E, "Show Name", None, {"absolute_episodes": [3], "season": None}),
+    ("Evangelion_1.11_You_Are_(Not)_Alone_(2009)_[1080p,BluRay,x264]_-_THORA.mkv", M,
+     "Evangelion 1.11 You Are (Not) Alone", 2009, {"episodes": [], "absolute_episodes": []}),
+    ("Show.1.0.Name.S01.E03.My.Ep.Name-Group", E, "Show 1.0 Name", None, {"season": 1, "episodes": [3]}),
+    ("Ozk.02.10.F.avi", E, "Ozk", None, {"season": 2, "episodes": [10]}),
+    ("Eve no Jikan 2 [88F4F7F0].mkv", E, "Eve no Jikan", None, {"absolute_episodes": [2]}),
+    ("[Coalgirls]_White_Album_1-13_(1280x720_Blu-Ray_FLAC)", E, "White Album", None,
+     {"absolute_episodes": list(range(1, 14))}),
+    ("[GS] Classroom Crisis Vol.1&2 (BD 1080p 10bit FLAC)", M, "Classroom Crisis", None, {}),
+    ("Hayate no Gotoku 2nd Season 24 (Blu-Ray 1080p) [Chihiro]", E, "Hayate no Gotoku", None,
+     {"season": 2, "episodes": [24]}),
     ("....", None, None, None, {}),
 ]
 
