@@ -28,3 +28,22 @@ def fix_dotted_pair(r: Reading, guess: Guess) -> None:
     if r["title"] == str(season):
         r["title"] = None
     note(r, "dotted_pair")
+
+
+_TRAILING_PAIR = re.compile(r"[-._ ](\d{1,2})[_.](\d{2})(?:[-._][A-Za-z]{1,2})?$")
+
+
+def fix_trailing_pair(r: Reading, guess: Guess) -> None:
+    """`Ozk.02.09.avi`, `office_03_19.avi`, `Pwer-04_05.avi`: a name ending in two short numbers is
+    season and episode when nothing else in it is numbered (guessit reads them as two episodes)."""
+    if r["seasons"] or r["absolute_episodes"] or r["air_date"]:
+        return
+    match = _TRAILING_PAIR.search(base_name(r["text"]))
+    if not match or int(match.group(1)) == 0:
+        return
+    if r["episodes"] and sorted(r["episodes"]) != sorted({int(match.group(1)), int(match.group(2))}):
+        return          # guessit numbered something else; `office_03_19` it reads as episodes 3 and 19
+    r.update(seasons=[int(match.group(1))], episodes=[int(match.group(2))], type="episode")
+    if r["title"] and r["title"].endswith(match.group(2)):
+        r["title"] = re.sub(r"[\s._-]*\d{1,2}[\s._]+\d{2}$", "", r["title"]) or r["title"]
+    note(r, "trailing_pair")

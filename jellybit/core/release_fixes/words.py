@@ -1,5 +1,6 @@
 """Corrections for words and fields guessit does not know: `08.seriya`, `3iz6`, `8.sez`, `Sn4`,
-`10º Temporada`, `10 th season`, `Stagioni 01-03`, `시즌2`, Korean broadcast dates, a tracker's `[2017, …]`.
+`10º Temporada`, `10 th season`, `Stagioni 01-03`, `시즌2`, Korean broadcast dates, recording stamps
+(`_20200116_1930`), `16-Feb-17`, a tracker's `[2017, …]`.
 """
 
 from __future__ import annotations
@@ -101,3 +102,30 @@ def fix_tracker_year(r: Reading, guess: Guess) -> None:
     if match and r["year"] is None:
         r["year"] = int(match.group(1))
         note(r, "tracker_year")
+
+
+# A recorder's stamp (`EastEnders_20200116_19302000`: date, then start and end time) and `16-Feb-17`.
+_RECORDED = re.compile(r"_((?:19|20)\d{2})(\d{2})(\d{2})_\d{4}(?:\d{4})?(?!\d)")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAY_MONTH_YEAR = re.compile(rf"(?i)(?<![\d\w])(\d{{1,2}})-({'|'.join(_MONTHS)})-(\d{{2}}|\d{{4}})(?![\d\w])")
+
+
+def fix_date_forms(r: Reading, guess: Guess) -> None:
+    """`EastEnders_20200116_19302000`, `… ][ 16-Feb-17`: air dates guessit does not read."""
+    if r["air_date"]:
+        return
+    base = base_name(r["text"])
+    recorded, spoken = _RECORDED.search(base), _DAY_MONTH_YEAR.search(base)
+    try:
+        if recorded:
+            aired = date(*(int(g) for g in recorded.groups()))
+        elif spoken:
+            year = int(spoken.group(3))
+            aired = date(year + 2000 if year < 100 else year, _MONTHS.index(spoken.group(2).lower()) + 1,
+                         int(spoken.group(1)))
+        else:
+            return
+    except ValueError:
+        return
+    r.update(air_date=aired.isoformat(), type="episode")
+    note(r, "date_forms")
