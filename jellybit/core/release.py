@@ -141,12 +141,14 @@ def _reading(text: str, raw: dict[str, Any]) -> dict[str, Any]:
     date = raw.get("date")
     episodes = [e for e in _listify(raw.get("episode")) if isinstance(e, int)]
     seasons = [s for s in _listify(raw.get("season")) if isinstance(s, int)]
-    title = raw.get("title")
-    alternatives = [str(a) for a in _listify(raw.get("alternative_title"))]
+    # `Пацаны | The Boys / Сезон 2`: guessit may give several titles; the first leads, the rest are aliases
+    titles = [str(t) for t in _listify(raw.get("title")) if t]
+    title = titles[0] if titles else None
+    alternatives = [*titles[1:], *(str(a) for a in _listify(raw.get("alternative_title")))]
     return {
         "text": text,
         "type": raw.get("type"),
-        "title": str(title) if title else None,
+        "title": title,
         "alternative_titles": alternatives,
         "year": raw.get("year") if isinstance(raw.get("year"), int) else None,
         "seasons": seasons,

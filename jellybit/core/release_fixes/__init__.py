@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, titles
+from jellybit.core.release_fixes import fansub, numbers, pairs, stray, titles, words
 from jellybit.core.release_fixes.common import Guess, Reading, base_name
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
@@ -55,19 +55,32 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     fansub.fix_special,
     numbers.fix_chapter,
     titles.fix_part_in_title,
+    titles.fix_decimal_title,
     fansub.fix_dash_number,
     numbers.fix_glued_numbering,
     numbers.fix_dash_absolute,
+    fansub.fix_dash_field,
+    fansub.fix_volumes,
+    fansub.fix_fansub_tail,
     numbers.fix_scene_pair,
     numbers.fix_extras_number,
-    numbers.fix_trailing_pair,
+    pairs.fix_trailing_pair,
+    pairs.fix_dotted_pair,
+    words.fix_episode_word,
+    words.fix_season_word,
+    words.fix_broadcast_date,
+    words.fix_tracker_year,
+    words.fix_date_forms,
     numbers.fix_number_in_title,
     numbers.fix_season_range,
     numbers.fix_spanish_cap,
     numbers.fix_part_episode,
     numbers.fix_episode_range,
+    stray.fix_title_episode,
+    stray.fix_part_count,
     numbers.fix_absolute_beside,
     numbers.fix_seasonless_episode,
+    fansub.fix_title_number,
     titles.fix_title_words,
 )
 

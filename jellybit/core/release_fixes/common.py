@@ -26,7 +26,8 @@ TAG = re.compile(
 )
 YEAR = re.compile(r"(?<!\d)(19\d{2}|20\d{2})(?!\d)")
 _LATIN = re.compile(r"[A-Za-z]")
-_NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f]")
+# Roman numerals as letters (`The Westward Ⅱ`) belong to Latin titles too.
+_NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u2160-\u2188]")
 PREFIX_WORDS = re.compile(r"(?i)^(?:сериал|мини-сериал|мультсериал|аниме|фильм|мультфильм)\s+")
 ALIAS_SPLIT = re.compile(r"\s+[/|]\s+")
 

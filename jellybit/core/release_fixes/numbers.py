@@ -376,23 +376,6 @@ def fix_extras_number(r: Reading, guess: Guess) -> None:
     note(r, "extras_number")
 
 
-_TRAILING_PAIR = re.compile(r"[-._ ](\d{1,2})[_.](\d{2})(?:[-._][A-Za-z]{1,2})?$")
-
-
-def fix_trailing_pair(r: Reading, guess: Guess) -> None:
-    """`Ozk.02.09.avi`, `office_03_19.avi`, `Pwer-04_05.avi`: a name ending in two short numbers is
-    season and episode when nothing else in it is numbered."""
-    if r["seasons"] or r["episodes"] or r["absolute_episodes"] or r["air_date"]:
-        return
-    match = _TRAILING_PAIR.search(base_name(r["text"]))
-    if not match or int(match.group(1)) == 0:
-        return
-    r.update(seasons=[int(match.group(1))], episodes=[int(match.group(2))], type="episode")
-    if r["title"] and r["title"].endswith(match.group(2)):
-        r["title"] = re.sub(r"[\s._-]*\d{1,2}[\s._]+\d{2}$", "", r["title"]) or r["title"]
-    note(r, "trailing_pair")
-
-
 _CAP = re.compile(r"(?i)\bcap[ ._]?(\d{1,2})(\d{2})(?:_(\d{1,2})(\d{2}))?\b")
 
 
@@ -407,5 +390,3 @@ def fix_spanish_cap(r: Reading, guess: Guess) -> None:
         return
     r.update(seasons=[season], episodes=list(range(first, last + 1)), type="episode")
     note(r, "spanish_cap")
-
-

@@ -6,6 +6,8 @@ import re
 
 from jellybit.core.release_fixes.common import (
     ALIAS_SPLIT,
+    LEAD_GROUP,
+    MARKER,
     PREFIX_WORDS,
     TAG,
     YEAR,
@@ -34,6 +36,12 @@ def fix_group_prefix(r: Reading, guess: Guess) -> None:
 
 
 
+# A part of `A / B / Сезон 2 / Серии 1-8 из 8` that only numbers (`Сезон 2`, `S2E1-10 of 10`) is no name.
+_NUMBERING = re.compile(r"(?i)^(?:(?:сезон|сезоны|серии|серия|season|seasons|episodes?|saison|temporada)"
+                        r"\s*[:№#]?\s*\d[\d\s,.–~-]*(?:(?:из|of)\s*\d+)?(?:\s*\(\d+\))?|"
+                        r"s\d{1,2}(?:e\d{1,3}(?:-e?\d{1,3})?)?(?:\s*of\s*\d+)?)$")
+
+
 def fix_alias(r: Reading, guess: Guess) -> None:
     """`Фарго / Fargo (2014)`, `Шерлок (Sherlock)`: keep both names; the Latin one leads the search."""
     base = base_name(r["text"])
@@ -47,7 +55,7 @@ def fix_alias(r: Reading, guess: Guess) -> None:
             names = [clean_title(paren.group(1)), alias]
             if r["release_group"] == paren.group(2).strip():
                 r["release_group"] = None
-    pool = [n for n in (*names, r["title"], *r["alternative_titles"]) if n]
+    pool = [n for n in (*names, r["title"], *r["alternative_titles"]) if n and not _NUMBERING.match(n)]
     if not pool:
         return
     pool = list(dict.fromkeys(pool))
@@ -90,3 +98,43 @@ def fix_title_words(r: Reading, guess: Guess) -> None:
                                            for a in r["alternative_titles"]) if a]
 
 
+
+
+# `1.11`, `3.33`, `1.0`; not `02.10` (season and episode: `Ozk.02.10.F`), nor the audio layouts 2.0, 5.1, 7.1
+_DECIMAL = re.compile(r"(?<!\d)(?<!\d\.)(?![257]\.[01](?!\d))([1-9]\d?|0)\.(\d{1,3})(?=[ ._]+[^\W\d_]{2})")
+# where a title that goes on after its decimal ends: an S/E marker, a year, or a bracket of tags
+_TITLE_END = re.compile(r"(?i)[ ._]*(?:[\[(](?:(?:19|20)\d{2}|[^\])]*\b(?:\d{3,4}p|bd|blu-?ray|x26[45]|dvd)\b"
+                        r"[^\])]*)[\])]|(?<![a-z])s\d{1,2}(?:[ ._]?e\d|(?!\w))|$)")
+
+
+def _spaced(text: str) -> str:
+    return " ".join(re.sub(r"[._]", " ", text).split())
+
+
+def fix_decimal_title(r: Reading, guess: Guess) -> None:
+    """`Evangelion_1.11_You_Are_(Not)_Alone_(2009)`, `Show.1.0.Name.S01.E03`: guessit ends the title at a
+    decimal number's point → the whole title, decimal and all."""
+    title = r["title"]
+    base = base_name(r["text"])
+    lead = LEAD_GROUP.match(base)
+    body = base[lead.end():] if lead else base
+    match = _DECIMAL.search(body)
+    if not title or not match:
+        return
+    before = _spaced(body[: match.start()])
+    if _spaced(title) not in (before, f"{before} {match.group(1)}".strip()):
+        return
+    rest = body[match.end():]
+    end = _TITLE_END.search(rest)
+    tail = _spaced(rest[: end.start()] if end else rest)
+    if not before or not tail:
+        return
+    r["title"] = f"{before} {match.group(0)} {tail}"
+    if not MARKER.search(base):
+        # guessit's numbers came from the decimal (`1.11` → episode 11): a title's, not an episode's
+        whole, part = int(match.group(1)), int(match.group(2))
+        r["episodes"] = [e for e in r["episodes"] if e != part]
+        r["seasons"] = [s for s in r["seasons"] if s != whole]
+        if not (r["episodes"] or r["seasons"] or r["absolute_episodes"]):
+            r["type"] = "movie"
+    note(r, "decimal_title")
