@@ -603,6 +603,22 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
         2021,
         {"season": 2, "episodes": list(range(1, 11)), "alternative_titles": ["Ведьмак"]},
     ),
+    # ---- a file below such a folder is its own episode, not the folder's range
+    (
+        "Ведьмак / The Witcher / S2E1-10 of 10 [2021, WEB-DL]/The.Witcher.S02E03.1080p.mkv",
+        E,
+        "The Witcher",
+        2021,
+        {"season": 2, "episodes": [3]},
+    ),
+    (
+        "Метод / Method / Сезон 1 / Серии 1-16 из 16 [2015, WEB-DL]/05. Серия.mkv",
+        E,
+        "Method",
+        2015,
+        {"season": 1, "episodes": [5]},
+    ),
+    ("Show.S01E01-E03.720p/Show.S01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [2]}),
     # ---- Korean titles: every word kept; broadcast rips number `E01.YYMMDD`
     (
         "오징어 게임 Squid Game S01E01 1080p",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, pairs, stray, titles, words
+from jellybit.core.release_fixes import fansub, numbers, pairs, paths, stray, titles, words
 from jellybit.core.release_fixes.common import Guess, Reading, base_name
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
@@ -82,6 +82,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_seasonless_episode,
     fansub.fix_title_number,
     titles.fix_title_words,
+    paths.fix_file_episodes,
 )
 
 
