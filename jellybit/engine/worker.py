@@ -172,12 +172,13 @@ class Worker:
     async def poll_once(self) -> bool:
         """One poll cycle; False when qBittorrent could not be reached (nothing was changed)."""
         epochs = self.serial.epochs()          # taken first: a change after it makes a listed row stale
+        forgotten = self.serial.forgotten
         active = await self.store.active_downloads()
         for download in active:
             if download.state is State.APPLYING:
                 await self._ensure_apply(download)
         if await self.outages.run_due():
-            epochs = self.serial.epochs()
+            epochs, forgotten = self.serial.epochs(), self.serial.forgotten
             active = await self.store.active_downloads()
         try:
             snapshot = await self.client.sync()
@@ -189,7 +190,7 @@ class Worker:
         count_misses = time.monotonic() >= self._grace_until
         polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
         results = await asyncio.gather(
-            *(self._poll_one(d, epochs.get(d.id, 0), index, count_misses) for d in polled),
+            *(self._poll_one(d, epochs.get(d.id, 0), forgotten, index, count_misses) for d in polled),
             return_exceptions=True,
         )
         for download, result in zip(polled, results, strict=True):
@@ -219,12 +220,14 @@ class Worker:
             self.health = QbtHealth(True, self.health.since, None, torrents)
         self._failures = 0
 
-    async def _poll_one(self, listed: Download, epoch: int, index: TorrentIndex, count_misses: bool) -> None:
+    async def _poll_one(self, listed: Download, epoch: int, forgotten: int, index: TorrentIndex,
+                        count_misses: bool) -> None:
         if self.serial.busy(listed.id):
             return  # a command or a stage holds it; the next cycle looks again
         async with self.serial.serialized(listed.id):
             download: Download | None = listed
-            if self.serial.epoch(listed.id) != epoch:   # changed since it was listed: read it again
+            # Changed since it was listed (or settled, its epoch dropped): read it again.
+            if self.serial.epoch(listed.id) != epoch or self.serial.forgotten != forgotten:
                 download = await self.store.find_download(listed.id)
             if download is None:
                 return
