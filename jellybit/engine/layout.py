@@ -40,7 +40,9 @@ from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
 from jellybit.core.states import State, can_transition
 from jellybit.engine import layout_journal as journal
+from jellybit.engine.gc_pause import gc_paused
 from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
+from jellybit.engine.layout_reuse import PreviewMemory
 from jellybit.errors import JellybitError, NotFound, UnsafePath
 from jellybit.logs import for_download
 
@@ -83,6 +85,8 @@ class LayoutEngine:
         self.chunk = max(1, chunk)
         self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
         self._lock = asyncio.Lock()   # one layout operation at a time: convergence must see the last one
+        self.previews = PreviewMemory()
+        self.inspections = 0          # plans computed and compared with the disk (for tests and benchmarks)
 
     # ------------------------------------------------------------------ planning
 
@@ -114,45 +118,64 @@ class LayoutEngine:
 
     async def _inspect(
         self, download: Download, recognition: RecognitionDraft
-    ) -> tuple[Inspection, list[Reason]]:
+    ) -> tuple[Inspection, list[Reason], bool]:
+        """The plan checked against the disk, its reasons, and whether the download owns live links."""
+        self.inspections += 1
         folder, reasons, title_links = await self._converge(recognition)
         if recognition.media_type is None:
             raise NotFound("the recognition has no media type yet")
         work = Work(recognition.media_type, recognition.title or "", recognition.year, recognition.provider,
                     recognition.provider_id, recognition.original_title)
-        plan = layout_targets(recognition.plan, work, folder=folder)
-        copies = {
-            link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
-            for link in [*title_links, *await self.store.links_for_download(download.id, LIVE_STATUSES)]
-            if journal.is_copy(link) and link.dst_ino is not None
-        }
-        merge = folder is not None and recognition.media_type is MediaType.SERIES
-        inspection = await asyncio.to_thread(
-            inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
-        )
-        if folder is not None:
-            reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
-        return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()]
+        own = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        with gc_paused():
+            plan = layout_targets(recognition.plan, work, folder=folder)
+            copies = {
+                link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
+                for link in [*title_links, *own] if journal.is_copy(link) and link.dst_ino is not None
+            }
+            merge = folder is not None and recognition.media_type is MediaType.SERIES
+            inspection = await asyncio.to_thread(
+                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
+            )
+            if folder is not None:
+                reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
+            return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()], bool(own)
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
         """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""
+        generation = self.previews.generation
         try:
-            inspection, reasons = await self._inspect(download, recognition)
+            inspection, reasons, owns_links = await self._inspect(download, recognition)
         except JellybitError as exc:
             found = reason("layout_preview", f"cannot compute the targets: {exc.message}")
             return LayoutPreview(plan=recognition.plan, reasons=(found,))
+        if not owns_links:
+            self.previews.remember(download, recognition, generation, inspection, tuple(reasons))
         return LayoutPreview(plan=inspection.plan, reasons=tuple(reasons))
 
     # ------------------------------------------------------------------ apply
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
-        """Lay the plan out as one crash-safe batch; UnsafePath/SourceMissing raise before any write."""
+        """Lay the plan out as one crash-safe batch; UnsafePath/SourceMissing raise before any write.
+
+        Right after a preview of this very recognition, with no layout operation in between, the
+        preview's targets and inspection are used (layout_reuse.py says why that is safe).
+        """
         async with self._lock:
-            return await self._apply(download, recognition)
+            try:
+                with gc_paused():
+                    return await self._apply(download, recognition)
+            finally:
+                self.previews.changed()
 
     async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
-        await self._recover_download(download.id)
-        inspection, reasons = await self._inspect(download, recognition)
+        if await self._recover_download(download.id):
+            self.previews.changed()
+        previewed = self.previews.take(download, recognition)
+        if previewed is not None:
+            inspection, reasons = previewed.inspection, list(previewed.reasons)
+        else:
+            inspection, reasons, _ = await self._inspect(download, recognition)
         if inspection.unsafe:
             raise UnsafePath("; ".join(inspection.unsafe))
         if inspection.missing:
@@ -198,8 +221,9 @@ class LayoutEngine:
         for start in range(0, len(pending), self.chunk):
             chunk = pending[start:start + self.chunk]
             done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
-            await self.store.finish_links(done.updates)
+            await self.store.finish_links(done.updates, done.linked)
             statuses.update((u.link_id, u.status) for u in done.updates)
+            statuses.update(dict.fromkeys(done.linked, LinkStatus.LINKED))
             warnings.extend(done.warnings)
             for warning in done.warnings:
                 log.warning("copied instead of hardlinking",
@@ -238,12 +262,18 @@ class LayoutEngine:
     async def recover(self) -> None:
         """Finish every batch a crash left open: roll forward from the disk, or roll back."""
         async with self._lock:
-            for batch in await self.store.open_batches():
-                await self._recover_batch(batch)
+            try:
+                for batch in await self.store.open_batches():
+                    await self._recover_batch(batch)
+            finally:
+                self.previews.changed()
 
-    async def _recover_download(self, download_id: str) -> None:
-        for batch in await self.store.batches_for_download(download_id, [BatchStatus.OPEN]):
+    async def _recover_download(self, download_id: str) -> bool:
+        """Finish the download's batches a crash left open; True when there was one."""
+        batches = await self.store.batches_for_download(download_id, [BatchStatus.OPEN])
+        for batch in batches:
             await self._recover_batch(batch)
+        return bool(batches)
 
     async def _recover_batch(self, batch: ApplyBatch) -> None:
         rows = await self.store.links_for_batch(batch.id)
@@ -264,7 +294,10 @@ class LayoutEngine:
     async def undo(self, download: Download) -> UndoResult:
         """Remove this download's targets (only its recorded inodes, never the last copy), prune folders."""
         async with self._lock:
-            return await self._undo(download.id)
+            try:
+                return await self._undo(download.id)
+            finally:
+                self.previews.changed()
 
     async def _undo(self, download_id: str) -> UndoResult:
         await self._recover_download(download_id)
@@ -290,15 +323,23 @@ class LayoutEngine:
     async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
         """Bring `target_missing` back: forget the vanished targets and lay the current plan again."""
         async with self._lock:
-            recognition = recognition or await self.store.current_recognition(download.id)
-            if recognition is None:
-                raise NotFound(f"download {download.id} has no recognition to relink")
-            rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
-            missing = await asyncio.to_thread(journal.missing, rows)
-            await self.store.finish_links([
-                LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
-                for row, gone in zip(rows, missing, strict=True) if gone
-            ])
+            try:
+                return await self._relink(download, recognition)
+            finally:
+                self.previews.changed()
+
+    async def _relink(self, download: Download, recognition: Recognition | None) -> ApplyResult:
+        self.previews.changed()      # its own links change first: no preview describes this
+        recognition = recognition or await self.store.current_recognition(download.id)
+        if recognition is None:
+            raise NotFound(f"download {download.id} has no recognition to relink")
+        rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        missing = await asyncio.to_thread(journal.missing, rows)
+        await self.store.finish_links([
+            LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
+            for row, gone in zip(rows, missing, strict=True) if gone
+        ])
+        with gc_paused():
             return await self._apply(download, recognition)
 
     async def targets_present(self, download: Download) -> bool | None:
@@ -338,29 +379,35 @@ class LayoutEngine:
     async def delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
         """Undo every download of a title group and remove the folders that emptied."""
         async with self._lock:
-            ids = await self.store.title_download_ids(provider, provider_id)
-            if not ids:
-                raise NotFound(f"no laid-out title {provider}:{provider_id}")
-            links = await self.store.live_links_for_title(provider, provider_id)
-            roots = [str(r) for r in self.roots.values()]
-            folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
-            results = [(download_id, await self._undo(download_id)) for download_id in ids]
-            removed, kept = [], []
-            for folder in folders:
-                path = Path(folder)
-                root = fs.Roots(self.roots.values()).root_of(path / "x")
-                if root is not None and _is_dir(path):
-                    await asyncio.to_thread(fs.prune_empty_dirs, path, root)
-                if _is_dir(path):
-                    left = len(os.listdir(path))
-                    kept.append((folder, f"not empty: {left} item(s) Jellybit did not lay"))
-                else:
-                    removed.append(folder)
-            done = tuple(download_id for download_id, r in results if r.complete)
-            log.info("title deleted", extra={"provider": provider, "provider_id": provider_id,
-                                             "downloads": list(ids), "kept_folders": len(kept)})
-            return TitleDeleteResult(provider, provider_id, tuple(results), reverted=done, torrents=done,
-                                     removed_folders=tuple(removed), kept_folders=tuple(kept))
+            try:
+                return await self._delete_title(provider, provider_id)
+            finally:
+                self.previews.changed()
+
+    async def _delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
+        ids = await self.store.title_download_ids(provider, provider_id)
+        if not ids:
+            raise NotFound(f"no laid-out title {provider}:{provider_id}")
+        links = await self.store.live_links_for_title(provider, provider_id)
+        roots = [str(r) for r in self.roots.values()]
+        folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
+        results = [(download_id, await self._undo(download_id)) for download_id in ids]
+        removed, kept = [], []
+        for folder in folders:
+            path = Path(folder)
+            root = fs.Roots(self.roots.values()).root_of(path / "x")
+            if root is not None and _is_dir(path):
+                await asyncio.to_thread(fs.prune_empty_dirs, path, root)
+            if _is_dir(path):
+                left = len(os.listdir(path))
+                kept.append((folder, f"not empty: {left} item(s) Jellybit did not lay"))
+            else:
+                removed.append(folder)
+        done = tuple(download_id for download_id, r in results if r.complete)
+        log.info("title deleted", extra={"provider": provider, "provider_id": provider_id,
+                                         "downloads": list(ids), "kept_folders": len(kept)})
+        return TitleDeleteResult(provider, provider_id, tuple(results), reverted=done, torrents=done,
+                                 removed_folders=tuple(removed), kept_folders=tuple(kept))
 
 
 def _is_dir(path: Path) -> bool:
