@@ -10,8 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jellybit.adapters.store.recognitions import Hint
+from jellybit.adapters.store.views import DownloadView
 from jellybit.core.models import Download, Transition
 from jellybit.core.plan import Recognition
+
+__all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
+           "Summary", "TitleDeleteOutcome", "UndoOutcome"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class DownloadPage:
     total: int
     limit: int
     offset: int
+    headlines: dict[str, Recognition] = field(default_factory=dict)   # id -> current recognition, no plan
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Summary:
     in_review: int
     failed: int
     review_queue: int                      # in review and not deferred right now
+    last_done: tuple[Download, Recognition | None] | None = None    # newest done, with its headline
 
 
 @dataclass(frozen=True)
