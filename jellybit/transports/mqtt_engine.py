@@ -18,7 +18,7 @@ from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventType
-from jellybit.errors import NotFound
+from jellybit.engine.results import DownloadView
 from jellybit.protocol import (
     AddRequest,
     ApplyRequest,
@@ -58,8 +58,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     """One handler per protocol command."""
 
     async def dl(download: Download) -> dict[str, Any]:
-        recognition = await commands.store.current_recognition(download.id)
-        return download_payload(download, recognition).model_dump(mode="json")
+        view = await commands.view(download.id)
+        return download_payload(download, view.recognition if view else None).model_dump(mode="json")
 
     async def add(r: Request) -> Any:
         assert isinstance(r, AddRequest)
@@ -115,8 +115,7 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def list_(r: Request) -> Any:
         assert isinstance(r, ListRequest)
         page = await commands.list(states=r.states, text=r.text, limit=r.limit, offset=r.offset)
-        recognitions = await commands.store.current_recognitions(d.id for d in page.items)
-        items = [download_payload(d, recognitions.get(d.id)).model_dump(mode="json") for d in page.items]
+        items = [download_payload(d, page.headlines.get(d.id)).model_dump(mode="json") for d in page.items]
         return {"items": items, "total": page.total,
                 "limit": page.limit, "offset": page.offset}
 
@@ -192,12 +191,7 @@ class EngineState:
     async def summary(self) -> Message:
         """The `summary` message."""
         summary = await self.commands.summary()
-        page = await self.commands.list(states=[State.DONE.value], limit=1)
-        last = None
-        if page.items:
-            download = page.items[0]
-            last = (download, await self.commands.store.current_recognition(download.id))
-        return Message(self.topics.summary, encode(summary_payload(summary, last)))
+        return Message(self.topics.summary, encode(summary_payload(summary, summary.last_done)))
 
     def _expired(self, download: Download) -> bool:
         if download.state in ACTIVE_STATES or not download.settled_at:
@@ -206,23 +200,23 @@ class EngineState:
 
     async def download_messages(self, download: Download) -> list[Message]:
         """The retained download topic and the review topic (set, or cleared when not in review)."""
+        view = await self.commands.view(download.id)
+        return self._view_messages(view or DownloadView(download, None))
+
+    def _view_messages(self, view: DownloadView) -> list[Message]:
+        download, recognition = view.download, view.recognition
         messages: list[Message] = []
-        recognition = None
         if self._expired(download):
             self._retained.pop(download.id, None)
             messages.append(Message(self.topics.download(download.id), None))
         else:
-            recognition = await self.commands.store.current_recognition(download.id)
             self._retained[download.id] = download.settled_at
             messages.append(Message(self.topics.download(download.id),
                                     encode(download_payload(download, recognition))))
         if download.state is State.REVIEW:
-            hints = [h.text for h in await self.commands.store.hints(download.id)]
-            history = await self.commands.store.transitions(download.id)
-            requested = next((t.created_at for t in reversed(history) if t.to_state is State.REVIEW), None)
             self._reviews.add(download.id)
-            messages.append(Message(self.topics.review(download.id),
-                                    encode(review_payload(download, recognition, hints, requested))))
+            messages.append(Message(self.topics.review(download.id), encode(review_payload(
+                download, recognition, list(view.hints), view.review_requested_at))))
         elif download.id in self._reviews:
             self._reviews.discard(download.id)
             messages.append(Message(self.topics.review(download.id), None))
@@ -233,13 +227,18 @@ class EngineState:
         messages = [await self.info(), await self.summary()]
         self._reviews.clear()
         for states in (ACTIVE_STATES, SETTLED_STATES):
-            offset = 0
+            after = None
             while True:
-                page = await self.commands.list(states=[s.value for s in states], limit=PAGE, offset=offset)
+                page = await self.commands.list(states=[s.value for s in states], limit=PAGE, after=after)
                 for download in page.items:
-                    if not self._expired(download):
+                    if self._expired(download):
+                        continue
+                    if download.state is State.REVIEW:      # its review topic needs the whole plan
                         messages.extend(await self.download_messages(download))
-                offset += len(page.items)
+                    else:
+                        messages.extend(self._view_messages(DownloadView(download,
+                                                                         page.headlines.get(download.id))))
+                after = page.items[-1].id if page.items else None
                 if len(page.items) < PAGE or (states is SETTLED_STATES and page.items and self._expired(
                         page.items[-1])):
                     break
@@ -252,11 +251,10 @@ class EngineState:
             self._reviews.discard(event.download_id)
             return [Message(self.topics.download(event.download_id), None),
                     Message(self.topics.review(event.download_id), None)]
-        try:
-            download = await self.commands.store.get_download(event.download_id)
-        except NotFound:
+        view = await self.commands.view(event.download_id)
+        if view is None:
             return messages
-        messages.extend(await self.download_messages(download))
+        messages.extend(self._view_messages(view))
         if event.event_type is not EventType.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:
