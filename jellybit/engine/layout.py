@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import stat
 from collections import Counter
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 
 from jellybit.adapters import fs
 from jellybit.adapters.store import Store
 from jellybit.adapters.store.links import title_folder_of
+from jellybit.adapters.store.views import ReconcileItem
 from jellybit.config import PathsConfig
 from jellybit.core.frozen import build
 from jellybit.core.links import (
@@ -30,7 +29,6 @@ from jellybit.core.links import (
     LinkStatus,
     LinkUpdate,
     NewLink,
-    TitleGroup,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
@@ -38,11 +36,13 @@ from jellybit.core.naming import layout_reasons, layout_targets
 from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
-from jellybit.core.states import State, can_transition
+from jellybit.core.states import State
 from jellybit.engine import layout_journal as journal
 from jellybit.engine.gc_pause import gc_paused
 from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
 from jellybit.engine.layout_reuse import PreviewMemory
+from jellybit.engine.layout_titles import TitleDeleteResult, TitlesMixin, is_dir
+from jellybit.engine.reconcile import RECONCILABLE, drift, targets_in_place
 from jellybit.errors import JellybitError, NotFound, UnsafePath
 from jellybit.logs import for_download
 
@@ -55,28 +55,10 @@ _KIND = {role: role.value for role in Role}
 APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
 
 
-@dataclass(frozen=True)
-class TitleDeleteResult:
-    """Outcome of deleting a whole title (every download of its computed group)."""
-
-    provider: str
-    provider_id: str
-    results: tuple[tuple[str, UndoResult], ...] = ()     # (download id, its undo)
-    reverted: tuple[str, ...] = ()          # downloads with nothing left: the caller moves them to reverted
-    torrents: tuple[str, ...] = ()          # downloads whose torrents may go (after explicit confirmation)
-    removed_folders: tuple[str, ...] = ()
-    kept_folders: tuple[tuple[str, str], ...] = ()        # (folder, why it stays)
-
-    @property
-    def complete(self) -> bool:
-        """Tell whether every download of the title was fully undone and every folder went."""
-        return all(r.complete for _, r in self.results) and not self.kept_folders
-
-
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 
 
-class LayoutEngine:
+class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
     def __init__(self, store: Store, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
@@ -99,7 +81,7 @@ class LayoutEngine:
         links = await self.store.live_links_for_title(recognition.provider, recognition.provider_id)
         root = self.roots[LIBRARIES[recognition.media_type]]
         folders = {f for link in links if (f := title_folder_of(link.dst_path, [str(root)])) is not None}
-        live = sorted(f for f in folders if _is_dir(Path(f)))
+        live = sorted(f for f in folders if is_dir(Path(f)))
         if len(live) > 1:
             names = ", ".join(Path(f).name for f in live)
             return None, [reason("several_title_folders", f"this title already has several live folders "
@@ -349,70 +331,15 @@ class LayoutEngine:
             return None
         return any(await asyncio.to_thread(journal.present, rows))
 
+    async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
+        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip."""
+        return await asyncio.to_thread(targets_in_place, items)
+
     async def reconcile(self, download: Download, torrent_present: bool) -> State | None:
         """The state reconciliation moves a download to (spec §3), or None to leave it."""
-        if download.state not in (State.DONE, State.TARGET_MISSING, State.ORPHANED):
+        if download.state not in RECONCILABLE:
             return None
-        targets = await self.targets_present(download)
-        if targets is None:
-            return None
-        if download.state is State.DONE:
-            target = {
-                (True, True): None, (True, False): State.TARGET_MISSING,
-                (False, True): State.ORPHANED, (False, False): State.DELETED,
-            }[(torrent_present, targets)]
-        elif download.state is State.TARGET_MISSING:
-            target = State.DONE if targets else (None if torrent_present else State.DELETED)
-        else:
-            target = None if targets else State.DELETED
-        if target is not None and not can_transition(download.state, target):
-            return None
-        return target
-
-    # ------------------------------------------------------------------ titles
-
-    async def title_groups(self) -> list[TitleGroup]:
-        """Every computed title with live links, its folders and which of them exist on disk."""
-        groups = await self.store.title_groups([str(r) for r in self.roots.values()])
-        return [replace(g, live_folders=tuple(f for f in g.folders if _is_dir(Path(f)))) for g in groups]
-
-    async def delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
-        """Undo every download of a title group and remove the folders that emptied."""
-        async with self._lock:
-            try:
-                return await self._delete_title(provider, provider_id)
-            finally:
-                self.previews.changed()
-
-    async def _delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
-        ids = await self.store.title_download_ids(provider, provider_id)
-        if not ids:
-            raise NotFound(f"no laid-out title {provider}:{provider_id}")
-        links = await self.store.live_links_for_title(provider, provider_id)
-        roots = [str(r) for r in self.roots.values()]
-        folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
-        results = [(download_id, await self._undo(download_id)) for download_id in ids]
-        removed, kept = [], []
-        for folder in folders:
-            path = Path(folder)
-            root = fs.Roots(self.roots.values()).root_of(path / "x")
-            if root is not None and _is_dir(path):
-                await asyncio.to_thread(fs.prune_empty_dirs, path, root)
-            if _is_dir(path):
-                left = len(os.listdir(path))
-                kept.append((folder, f"not empty: {left} item(s) Jellybit did not lay"))
-            else:
-                removed.append(folder)
-        done = tuple(download_id for download_id, r in results if r.complete)
-        log.info("title deleted", extra={"provider": provider, "provider_id": provider_id,
-                                         "downloads": list(ids), "kept_folders": len(kept)})
-        return TitleDeleteResult(provider, provider_id, tuple(results), reverted=done, torrents=done,
-                                 removed_folders=tuple(removed), kept_folders=tuple(kept))
+        return drift(download.state, torrent_present, await self.targets_present(download))
 
 
-def _is_dir(path: Path) -> bool:
-    """Liveness of a folder: lstat says it is a real directory (a symlink does not count)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+__all__ = ["LayoutEngine", "TitleDeleteResult"]

@@ -20,7 +20,7 @@ from jellybit.adapters.store.links import _SELECT as _LINKS_SELECT
 from jellybit.adapters.store.links import _link
 from jellybit.adapters.store.reader import Reader
 from jellybit.adapters.store.recognitions import Hint, _candidate, _recognition
-from jellybit.core.links import FileLink
+from jellybit.core.links import LIVE_STATUSES, FileLink
 from jellybit.core.models import Download, Infohash, Transition
 from jellybit.core.plan import MediaType, Plan, Recognition, Recommendation
 from jellybit.core.states import State
@@ -63,6 +63,17 @@ class PageRecord:
     items: tuple[Download, ...]
     headlines: dict[str, Recognition] = field(default_factory=dict)
     total: int = 0
+
+
+@dataclass(frozen=True)
+class ReconcileItem:
+    """A laid-out download as reconciliation sees it: how to find its torrent, and its live targets."""
+
+    id: str
+    state: State
+    qbt_tag: str
+    hashes: frozenset[str]
+    links: tuple[tuple[str, int | None], ...]        # (target path, recorded inode) of each live link
 
 
 @dataclass(frozen=True)
@@ -195,6 +206,29 @@ def read_summary(conn: sqlite3.Connection, now: str) -> SummaryRecord:
     return SummaryRecord(counts, queue, _split(last) if last is not None else None)
 
 
+def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after: str,
+                        limit: int) -> list[ReconcileItem]:
+    """The next `limit` downloads in these states after an id (keyset), with hashes and live links."""
+    marks = ",".join("?" for _ in states)
+    live = ",".join("?" for _ in LIVE_STATUSES)
+    rows = conn.execute(
+        "SELECT d.id, d.state, d.qbt_tag, (SELECT group_concat(h.infohash, ',') FROM download_infohash h"
+        " WHERE h.download_id = d.id) AS hashes, fl.dst_path, fl.dst_ino"
+        f" FROM (SELECT id, state, qbt_tag FROM download WHERE state IN ({marks}) AND id > ?"
+        " ORDER BY id LIMIT ?) d"
+        f" LEFT JOIN file_link fl ON fl.download_id = d.id AND fl.status IN ({live})"
+        " ORDER BY d.id, fl.created_at, fl.id",
+        (*(s.value for s in states), after, limit, *(s.value for s in LIVE_STATUSES)))
+    grouped: dict[str, tuple[sqlite3.Row, list[tuple[str, int | None]]]] = {}
+    for row in rows:
+        entry = grouped.setdefault(row["id"], (row, []))
+        if row["dst_path"] is not None:
+            entry[1].append((row["dst_path"], row["dst_ino"]))
+    return [ReconcileItem(first["id"], State(first["state"]), first["qbt_tag"],
+                          frozenset((first["hashes"] or "").split(",")) - {""}, tuple(links))
+            for first, links in grouped.values()]
+
+
 class ViewsMixin:
     """Store methods that answer a whole request in one trip to the reader."""
 
@@ -216,6 +250,11 @@ class ViewsMixin:
         wanted: Sequence[State] | None = None if states is None else tuple(states)
         return await self.reader.run(
             lambda conn: read_page(conn, wanted, text, limit, offset, after, with_total))
+
+    async def reconcile_page(self, states: Sequence[State], after: str, limit: int) -> list[ReconcileItem]:
+        """One chunk for reconciliation: downloads after an id with their hashes and live links."""
+        wanted = tuple(states)
+        return await self.reader.run(lambda conn: read_reconcile_page(conn, wanted, after, limit))
 
     async def summary_record(self, now: str) -> SummaryRecord:
         """Counts per state, the review queue at `now`, and the last download done."""
