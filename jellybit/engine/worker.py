@@ -3,7 +3,7 @@
 One poll cycle: `sync/maindata` (incremental) → one index of the torrents by real infohash and
 by tag → each active download is handled under its own lock (downloads whose lock is busy —
 a command or a layout is running — are simply left for the next cycle) → torrents added by
-hand under the category are adopted and `done` downloads reconciled when due (housekeeping.py). While
+hand under the category are adopted (housekeeping.py); reconciliation is a task of its own. While
 qBittorrent is unreachable nothing fails and no miss is counted; the loop backs off
 exponentially up to `retry_max_backoff`. After (re)connecting, misses are not counted for a
 grace period, because a restarting qBittorrent lists its torrents only as it loads them.
@@ -105,7 +105,6 @@ class Worker:
         self.index: TorrentIndex | None = None
         self._failures = 0
         self._grace_until = 0.0
-        self._next_reconcile = 0.0
         self._added: dict[str, float] = {}                       # id -> when add was accepted
         self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
         self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
@@ -130,8 +129,12 @@ class Worker:
         await self.outages.resume()
 
     async def run(self) -> None:
-        """Poll until `stop()`; then let in-flight stages finish (bounded) and return."""
+        """Poll until `stop()`; then let in-flight stages finish (bounded) and return.
+
+        Reconciliation runs beside the loop as its own task (reconcile.py), never inside a cycle.
+        """
         await self.start()
+        reconciling = asyncio.create_task(self.run_reconciler(), name="reconcile")
         try:
             while not self._stopping.is_set():
                 try:
@@ -141,7 +144,24 @@ class Worker:
                     reachable = True
                 await self._pause(self.poll_interval if reachable else self._backoff())
         finally:
+            reconciling.cancel()
+            await asyncio.gather(reconciling, return_exceptions=True)
             await self.serial.drain(STOP_GRACE)
+
+    async def run_reconciler(self) -> None:
+        """Reconcile every `reconcile_interval` once qBittorrent answers (after the reconnect grace)."""
+        while True:
+            try:
+                await self.housekeeping.reconciler.run(self.config.reconcile_interval, lambda: self.index,
+                                                       self._reconcile_ready)
+            except Exception:
+                # A failing pass must not end reconciliation for good; the next pass starts over.
+                log.exception("reconciliation failed")
+                await asyncio.sleep(min(self.config.reconcile_interval, self.config.retry_max_backoff))
+
+    def _reconcile_ready(self) -> bool:
+        return (self.index is not None and self.health.reachable is True
+                and time.monotonic() >= self._grace_until)
 
     async def stop(self) -> None:
         """Ask the loop to end after the current cycle."""
@@ -199,9 +219,6 @@ class Worker:
                           **for_download(download.id))
         if self.config.adopt:
             await self.housekeeping.adopt_new(index)
-        if count_misses and time.monotonic() >= self._next_reconcile:
-            self._next_reconcile = time.monotonic() + self.config.reconcile_interval
-            await self.housekeeping.reconcile(index)
         return True
 
     def _unreachable(self, exc: AdapterError) -> None:
@@ -422,11 +439,10 @@ class Worker:
 
     # ------------------------------------------------------------ adoption and reconciliation
 
-    async def reconcile(self, index: TorrentIndex | None = None) -> None:
-        """Compare laid-out downloads with qBittorrent and the libraries; move the ones that drifted."""
-        index = index or self.index
-        if index is not None:
-            await self.housekeeping.reconcile(index)
+    async def reconcile(self, index: TorrentIndex | None = None) -> int:
+        """One reconciliation pass now (laid-out downloads whose torrent or files went); how many moved."""
+        index = index if index is not None else self.index
+        return await self.housekeeping.reconcile(index) if index is not None else 0
 
     # ------------------------------------------------------------ for commands
 
