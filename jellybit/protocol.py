@@ -455,6 +455,18 @@ class EventPayload(Payload):
         return self.model_dump(by_alias=True)
 
 
+class ReconcileStatus(Payload):
+    """Reconciliation on `<base>/info`: the pass running now, or the last one."""
+
+    running: bool = False
+    checked: int = 0
+    total: int = 0
+    moved: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+    seconds: float | None = None
+
+
 class SystemStatus(Payload):
     """The status of one outside system on `<base>/info`."""
 
@@ -471,6 +483,7 @@ class InfoPayload(Payload):
     protocol: int = PROTOCOL_VERSION
     started_at: str
     panel_url: str | None = None
+    reconcile: ReconcileStatus | None = None
     qbittorrent: SystemStatus = Field(default_factory=SystemStatus)
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)

@@ -366,4 +366,5 @@ class Commands:
                 pass  # the next poll records it; the status shows the last known health
         qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,
                                 torrents=health.torrents, version=version, api_version=api)
-        return Status(version=__version__, qbittorrent=qbt)
+        return Status(version=__version__, qbittorrent=qbt,
+                      reconcile=self.worker.housekeeping.reconciler.progress)

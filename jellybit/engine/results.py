@@ -13,6 +13,7 @@ from jellybit.adapters.store.recognitions import Hint
 from jellybit.adapters.store.views import DownloadView
 from jellybit.core.models import Download, Transition
 from jellybit.core.plan import Recognition
+from jellybit.engine.reconcile import ReconcileProgress
 
 __all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
            "Summary", "TitleDeleteOutcome", "UndoOutcome"]
@@ -105,3 +106,4 @@ class Status:
 
     version: str
     qbittorrent: QbittorrentStatus
+    reconcile: ReconcileProgress | None = None

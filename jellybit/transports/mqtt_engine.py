@@ -7,6 +7,7 @@ Handlers turn a validated request into one `Commands` call and its result into J
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
@@ -29,6 +30,7 @@ from jellybit.protocol import (
     IdRequest,
     InfoPayload,
     ListRequest,
+    ReconcileStatus,
     RefineRequest,
     RejectRequest,
     Request,
@@ -167,6 +169,8 @@ class EngineState:
                       for name in ("tmdb", "tvdb", "tvmaze")},
             jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
         )
+        if status.reconcile is not None:
+            payload.reconcile = ReconcileStatus(**dataclasses.asdict(status.reconcile))
         for key in self.statuses:
             result = await self._probe(key)
             if key.startswith("metadata."):
