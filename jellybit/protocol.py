@@ -53,6 +53,7 @@ class EventType(StrEnum):
     REVIEW_REQUESTED = "review_requested"
     DONE = "done"
     FAILED = "failed"
+    ERROR = "error"            # a command failed; `command`, `code` and `message` say which and why
 
 
 @dataclass(frozen=True)
@@ -352,10 +353,14 @@ class DownloadPayload(Payload):
     eta: int | None = None
     size: int | None = None
     torrent_state: str | None = None
+    seeds: int | None = None
+    peers: int | None = None
     error: ErrorInfo | None = None
     media_type: str | None = None
     title: str | None = None
+    original_title: str | None = None
     year: int | None = None
+    poster_url: str | None = None
     provider: str | None = None
     provider_id: str | None = None
     target_folder: str | None = None
@@ -374,6 +379,15 @@ class ReasonPayload(Payload):
     message: str
     weight: float = 0.0
     blocking: bool = False
+    meaning: str | None = None       # what the code means in general, from the one table of reasons
+
+
+class EvidencePayload(Payload):
+    """One thing the download's evidence says about a candidate: `match`, `mismatch` or `info`."""
+
+    verdict: Literal["match", "mismatch", "info"]
+    text: str
+    source: str | None = None        # where the download's side came from: "your context", …
 
 
 class CandidatePayload(Payload):
@@ -399,6 +413,8 @@ class CandidatePayload(Payload):
     season_count: int | None = None
     episode_count: int | None = None
     links: dict[str, str] = Field(default_factory=dict)
+    seasons: dict[str, int] = Field(default_factory=dict)          # season number -> episode count
+    evidence: list[EvidencePayload] = Field(default_factory=list)
 
 
 class PlanItemPayload(Payload):
@@ -429,6 +445,7 @@ class ReviewPayload(Payload):
     recommendation: str | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    recommended: str | None = None       # the candidate id a client preselects (the chosen, else the best)
     plan: list[PlanItemPayload] = Field(default_factory=list)
     collisions: list[str] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
@@ -447,6 +464,16 @@ class EventPayload(Payload):
     reason: str | None = None
     actor: str | None = None
     at: str
+    # What a notification shows: the recognized work, and for `error` the failed command.
+    title: str | None = None
+    year: int | None = None
+    poster_url: str | None = None
+    message: str | None = None
+    url: str | None = None
+    candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
+    candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
+    command: str | None = None
+    code: str | None = None
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
@@ -491,11 +518,23 @@ class InfoPayload(Payload):
 
 
 class LastCompleted(Payload):
-    """The most recent download that reached done."""
+    """The download that reached done most recently (by the time it got there)."""
 
     id: str
     title: str
     at: str | None = None
+
+
+class QueueItem(Payload):
+    """One download waiting for a human, for dashboards and notifications."""
+
+    id: str
+    name: str
+    title: str | None = None
+    year: int | None = None
+    reason: str = ""
+    url: str | None = None
+    since: str | None = None
 
 
 class SummaryPayload(Payload):
@@ -507,6 +546,8 @@ class SummaryPayload(Payload):
     in_review: int = 0
     failed: int = 0
     last_completed: LastCompleted | None = None
+    review_queue: int = 0                       # in review and not deferred right now
+    reviews: list[QueueItem] = Field(default_factory=list)   # those, oldest first (bounded)
 
 
 def parse_request(command: Command, payload: bytes) -> Request:

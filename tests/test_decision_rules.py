@@ -183,3 +183,38 @@ async def test_the_context_naming_the_country_decides(decisions: DecisionStack, 
     assert decisions.tree() == [f"{SHAMELESS_US}/Season 03/Shameless (US) S03E01.mkv",
                                 f"{SHAMELESS_US}/Season 03/Shameless (US) S03E02.mkv"]
 
+
+
+async def test_the_name_naming_the_country_decides(decisions: DecisionStack) -> None:
+    outcome = await decisions.run(shameless("Shameless.US.S03.1080p.WEB-DL"))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == [f"{SHAMELESS_US}/Season 03/Shameless (US) S03E01.mkv",
+                                f"{SHAMELESS_US}/Season 03/Shameless (US) S03E02.mkv"]
+
+
+async def test_a_multi_season_pack_is_planned_season_by_season(decisions: DecisionStack) -> None:
+    files: dict[str, int | bytes] = {
+        f"Season {s}/Fargo.S{s:02d}E{e:02d}.720p.HDTV.mkv": 20_000 + 10 * s + e
+        for s in (1, 2) for e in (1, 2)}
+    outcome = await decisions.run(Case("Fargo.S01-S02.720p.HDTV", files, answer=series_answer("Fargo", 2014)))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == [f"{FARGO}/Season {s:02d}/Fargo S{s:02d}E{e:02d}.mkv"
+                                for s in (1, 2) for e in (1, 2)]
+
+
+async def test_an_anime_batch_in_absolute_numbers_spans_two_seasons(decisions: DecisionStack,
+                                                                    catalogue: Catalogue) -> None:
+    name = "[Grp] Shingeki no Kyojin - 24-27 [1080p]"
+    files: dict[str, int | bytes] = {
+        f"[Grp] Shingeki no Kyojin - {n:02d} [1080p][ABCD00{n:02d}].mkv": 10_000 + n
+        for n in (24, 25, 26, 27)}
+    numbers = {name: (s, e) for name, (s, e) in zip(files, ((1, 24), (1, 25), (2, 1), (2, 2)), strict=True)}
+    outcome = await decisions.run(Case(name, files, answer=series_answer("Attack on Titan", 2013,
+                                                                        original="Shingeki no Kyojin",
+                                                                        numbers=numbers)))
+    assert outcome.state is State.DONE, outcome.reasons
+    show = "series/Attack on Titan (2013) [tvdbid-267440]"
+    assert decisions.tree() == [f"{show}/Season 01/Attack on Titan S01E24.mkv",
+                                f"{show}/Season 01/Attack on Titan S01E25.mkv",
+                                f"{show}/Season 02/Attack on Titan S02E01.mkv",
+                                f"{show}/Season 02/Attack on Titan S02E02.mkv"]

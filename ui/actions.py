@@ -31,10 +31,22 @@ def allowed(action: str, state: str) -> bool:
     return state in ALLOWED.get(action, frozenset())
 
 
+# Primary first, destructive last: the order of the download page's action bar.
+ORDER = ("apply", "retry", "relink", "defer", "reject", "undo", "cancel")
+DESTRUCTIVE = frozenset({"reject", "undo", "cancel"})
+PRIMARY = frozenset({"apply", "retry", "relink"})
+# Toasts sit at the bottom: never over the navigation (on a phone the top is the whole header).
+TOAST_POSITION = "bottom"
+
+
+def notify(message: str, *, kind: str = "info", **options: object) -> None:
+    """A toast at the bottom of the screen (never over the navigation)."""
+    ui.notify(message, type=kind, position=TOAST_POSITION, multi_line=True, **options)  # type: ignore[arg-type]
+
+
 def show_error(message: str) -> None:
     """Show a failed command's message to the user."""
-    ui.notify(message, type="negative", multi_line=True, close_button="Dismiss", timeout=10000,
-              position="top")
+    notify(message, kind="negative", close_button="Dismiss", timeout=10000)
 
 
 async def call(live: Live, command: Command, payload: dict[str, Any] | None = None, *,
@@ -57,7 +69,7 @@ async def call(live: Live, command: Command, payload: dict[str, Any] | None = No
             if was_enabled and hasattr(button, "enable"):
                 button.enable()
     if success:
-        ui.notify(success, type="positive", position="top")
+        notify(success, kind="positive")
     return data
 
 
@@ -68,7 +80,7 @@ def confirm_dialog(title: str, *, confirm_label: str, danger: bool = False) -> t
         ui.label(title).classes("text-h6")
         body = ui.column().classes("w-full gap-2")
         with ui.row().classes("w-full justify-end gap-2"):
-            ui.button("Go back", on_click=dialog.close).props("flat")
+            ui.button("Go back", on_click=dialog.close).props("flat no-caps")
             colour = "negative" if danger else "primary"
-            button = ui.button(confirm_label).props(f"color={colour}").mark("confirm")
+            button = ui.button(confirm_label).props(f"unelevated color={colour} no-caps").mark("confirm")
     return dialog, body, button

@@ -19,11 +19,28 @@ from ui.pages import add, detail, downloads, status, titles
 log = logging.getLogger(__name__)
 
 
+# Muted text is a colour, not an opacity (opacity made dark-mode text unreadable); text in brand colours
+# gets lighter shades on the dark background, so every text stays at WCAG AA (checked in the browser test).
 CSS = """
 .q-timeline__title { font-size: 1rem; line-height: 1.4; margin-bottom: 0; }
-.q-timeline__subtitle { margin-bottom: 2px; }
+.q-timeline__subtitle { margin-bottom: 2px; opacity: 1; }
 .q-timeline__content { padding-bottom: 14px; }
 .q-timeline--dense--right .q-timeline__entry { padding-left: 32px; }
+.text-muted { color: #4b5563; }
+.text-warning-strong { color: #9a3412; }
+.clamp-3 { display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
+.q-uploader__subtitle { display: none; }
+.body--dark .text-muted, .body--dark .q-timeline__subtitle { color: #b6bcc6; }
+.body--dark .text-warning-strong { color: #fdba74; }
+/* Quasar's `.text-*` are !important in a later layer: only an earlier layer beats them. */
+@layer overrides {
+  .body--dark .text-negative { color: #fca5a5 !important; }
+  .body--dark .text-positive { color: #86efac !important; }
+  .body--dark .text-primary { color: #a5b4fc !important; }
+}
+a.nicegui-link:not(.text-white):not(.q-btn) { color: #1d4ed8; }
+.body--dark a.nicegui-link:not(.text-white):not(.q-btn) { color: #a5b4fc; }
+.body--dark .q-field__label, .body--dark .q-field__native::placeholder { color: #c2c7d0; }
 """
 
 

@@ -66,7 +66,7 @@ def register(config: PanelConfig) -> bool:
                 return
             log.warning("failed panel login", extra={"user": user.value[:64]})
             await asyncio.sleep(FAILED_LOGIN_DELAY)  # slows down guessing a little
-            ui.notify("Wrong user name or password.", type="negative", position="top")
+            ui.notify("Wrong user name or password.", type="negative", position="bottom")
 
         with ui.card().classes("absolute-center w-80 max-w-full gap-3 p-6"):
             ui.label("Jellybit").classes("text-h5")

@@ -1,4 +1,4 @@
-"""Small display pieces shared by the pages: state badges and download cards."""
+"""Small display pieces shared by the pages: state badges, torrent progress and download cards."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from ui.frame import WRAP
 def state_badge(state: str) -> ui.badge:
     """A coloured badge with the state in words."""
     return ui.badge(fmt.state_label(state), color=fmt.state_color(state)).classes(
-        "text-sm px-2 py-1").props(f"data-state={state}")
+        "text-sm px-2 py-1 shrink-0").props(f"data-state={state}")
 
 
 def progress_line(d: DownloadPayload) -> None:
-    """Progress bar plus percent, speed, ETA and size."""
-    ui.linear_progress(value=round(d.progress, 4), show_value=False, size="8px").props(
+    """Progress bar; percent, speed, ETA, size, the swarm; and qBittorrent's state when it matters."""
+    words = fmt.torrent_words(d.torrent_state) if d.state == "downloading" else None
+    trouble = bool(words and words[1])
+    ui.linear_progress(value=round(d.progress, 4), show_value=False, size="8px",
+                       color="negative" if trouble else "primary").props(
         f"rounded aria-label='download progress' aria-valuenow={round(d.progress * 100)}")
     parts = [fmt.percent(d.progress)]
     if d.state == "downloading":
@@ -25,33 +28,57 @@ def progress_line(d: DownloadPayload) -> None:
         parts.append(f"{fmt.duration(d.eta)} left")
     if d.size:
         parts.append(fmt.size(d.size))
-    ui.label(" · ".join(parts)).classes("text-xs opacity-80")
+    if d.state == "downloading" and fmt.swarm(d.seeds, d.peers):
+        parts.append(fmt.swarm(d.seeds, d.peers))
+    ui.label(" · ".join(parts)).classes("text-xs text-muted").props("data-testid=progress")
+    if words:
+        with ui.row().classes("items-center gap-1 no-wrap").props(
+                f"data-torrent-state={d.torrent_state} {'role=alert' if trouble else ''}"):
+            ui.icon("warning" if trouble else "info", size="xs",
+                    color="negative" if trouble else "grey-7").props("aria-hidden=true")
+            ui.label(f"{words[0]} (qBittorrent: {d.torrent_state})").classes(
+                "text-xs " + ("text-negative font-medium" if trouble else "text-muted")).style(WRAP)
+
+
+def thumbnail(url: str | None, name: str) -> None:
+    """A small poster, or a neutral placeholder of the same size."""
+    if url:
+        ui.image(url).classes("w-12 shrink-0 rounded").style("aspect-ratio:2/3").props(
+            f"alt='Poster of {name.replace(chr(39), '’')}' fit=cover no-transition")
+    else:
+        with ui.element("div").classes("w-12 shrink-0 rounded bg-grey-5 flex items-center justify-center"
+                                       ).style("aspect-ratio:2/3"):
+            ui.icon("movie", size="sm", color="grey-9").props("aria-hidden=true")
+
+
+def review_line(review: ReviewPayload) -> str:
+    """'Needs your decision: <the weightiest blocking reason>'."""
+    blocking = sorted((r for r in review.reasons if r.blocking), key=lambda r: -r.weight)
+    first = blocking[0] if blocking else (review.reasons[0] if review.reasons else None)
+    return "Needs your decision" + (f": {fmt.sentence(first.message)}" if first else "")
 
 
 def download_card(d: DownloadPayload, review: ReviewPayload | None = None) -> None:
-    """One download as a clickable card: name, state, what it was recognized as, progress."""
+    """One download as a clickable card: poster, title (release name second), state, progress."""
+    title = fmt.title_line(d.title, d.year, {"movie": "film"}.get(d.media_type or "", d.media_type))
     with ui.link(target=f"/download/{d.id}").classes("w-full no-underline").style("color:inherit"), \
-            ui.card().classes("w-full gap-1 p-3 cursor-pointer hover:shadow-lg").props(
-                f"flat bordered data-download={d.id}"):
-        with ui.row().classes("w-full items-start justify-between no-wrap gap-2"):
-            ui.label(d.name).classes("font-medium").style(WRAP)
-            state_badge(d.state)
-        line = fmt.title_line(d.title, d.year, d.media_type)
-        if line:
-            ui.label(line).classes("text-sm").style(WRAP)
-        elif d.context:
-            ui.label(d.context).classes("text-sm italic opacity-80").style(WRAP)
-        if d.state in ("queued", "downloading"):
-            progress_line(d)
-        if review is not None:
-            reasons = [r.message for r in review.reasons]
-            confidence = fmt.percent(review.confidence) if review.confidence is not None else None
-            summary = f"Confidence {confidence}" if confidence else "Needs a decision"
-            if reasons:
-                summary += f" — {reasons[0]}"
-            ui.label(summary).classes("text-sm text-orange-9").style(WRAP)
-        if d.error is not None:
-            ui.label(d.error.message or d.error.code).classes("text-sm text-negative").style(WRAP)
-        stamp = d.settled_at if d.settled_at else d.updated_at
-        verb = "Finished" if d.settled_at else "Updated"
-        ui.label(f"{verb} {fmt.ago(stamp)}").classes("text-xs opacity-60")
+            ui.card().classes("w-full p-3 cursor-pointer hover:shadow-lg").props(
+                f"flat bordered data-download={d.id}"), ui.row().classes("w-full no-wrap gap-3 items-start"):
+        thumbnail(d.poster_url, d.title or d.name)
+        with ui.column().classes("gap-1 grow").style("min-width:0"):
+            with ui.row().classes("w-full items-start justify-between no-wrap gap-2"):
+                ui.label(title or d.name).classes("font-medium").style(WRAP).props("data-testid=headline")
+                state_badge(d.state)
+            if title:
+                ui.label(d.name).classes("text-xs font-mono text-muted").style(WRAP)
+            elif d.context:
+                ui.label(d.context).classes("text-sm italic text-muted").style(WRAP)
+            if d.state in ("queued", "downloading"):
+                progress_line(d)
+            if review is not None:
+                ui.label(review_line(review)).classes("text-sm text-warning-strong").style(WRAP)
+            if d.error is not None:
+                ui.label(d.error.message or d.error.code).classes("text-sm text-negative").style(WRAP)
+            stamp = d.settled_at if d.settled_at else d.updated_at
+            verb = "Finished" if d.settled_at else "Updated"
+            ui.label(f"{verb} {fmt.ago(stamp)}").classes("text-xs text-muted")

@@ -7,17 +7,17 @@ from datetime import UTC, datetime
 
 # state -> (label, Quasar colour)
 STATES: dict[str, tuple[str, str]] = {
-    "queued": ("Queued", "blue-grey"),
+    "queued": ("Queued", "blue-grey-8"),
     "downloading": ("Downloading", "primary"),
     "recognizing": ("Recognizing", "indigo"),
-    "review": ("Needs review", "orange-9"),
+    "review": ("Needs review", "deep-orange-10"),
     "applying": ("Applying", "indigo"),
     "done": ("Done", "positive"),
     "failed": ("Failed", "negative"),
     "cancelled": ("Cancelled", "grey-7"),
     "reverted": ("Undone", "brown"),
-    "target_missing": ("Library files missing", "deep-orange-9"),
-    "orphaned": ("Torrent gone", "deep-orange-9"),
+    "target_missing": ("Library files missing", "deep-orange-10"),
+    "orphaned": ("Torrent gone", "deep-orange-10"),
     "deleted": ("Deleted", "grey-8"),
 }
 ACTIVE = ("queued", "downloading", "recognizing", "review", "applying")
@@ -28,23 +28,23 @@ ROLES = {"video": "Video", "subtitle": "Subtitle", "audio": "Audio", "extra": "E
 MARKS: dict[str, tuple[str, str]] = {
     "collision": ("Collision", "negative"),
     "skipped": ("Skipped", "grey-7"),
-    "copied": ("Copied", "amber-9"),
+    "copied": ("Copied", "deep-orange-10"),
     "exists": ("Already there", "positive"),
     "linked": ("Linked", "positive"),
     "removed": ("Removed", "grey-7"),
     "superseded": ("Superseded", "grey-7"),
-    "pending": ("Pending", "blue-grey"),
+    "pending": ("Pending", "blue-grey-8"),
 }
 
 
 def state_label(state: str) -> str:
     """The state in words."""
-    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey"))[0]
+    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey-7"))[0]
 
 
 def state_color(state: str) -> str:
     """The badge colour of a state."""
-    return STATES.get(state, ("", "grey"))[1]
+    return STATES.get(state, ("", "grey-7"))[1]
 
 
 def size(n: int | None) -> str:
@@ -161,3 +161,61 @@ def percent(value: float | None) -> str:
 def count(n: int, noun: str) -> str:
     """`1 file`, `3 files`: a number with its noun in the right form."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+# qBittorrent's own state strings (4.x and 5.x) -> (what it means for the user, is it a problem)
+TORRENT_STATES: dict[str, tuple[str, bool]] = {
+    "stalledDL": ("Stalled: no peer is sending data", True),
+    "metaDL": ("Fetching the torrent's metadata from peers", False),
+    "forcedMetaDL": ("Fetching the torrent's metadata from peers", False),
+    "error": ("qBittorrent reports an error", True),
+    "missingFiles": ("qBittorrent cannot find the files", True),
+    "pausedDL": ("Paused in qBittorrent", True),
+    "stoppedDL": ("Stopped in qBittorrent", True),
+    "queuedDL": ("Queued in qBittorrent", False),
+    "checkingDL": ("qBittorrent is checking the files", False),
+    "checkingResumeData": ("qBittorrent is checking the files", False),
+    "moving": ("qBittorrent is moving the files", False),
+    "allocating": ("qBittorrent is allocating space", False),
+}
+
+
+def torrent_words(state: str | None) -> tuple[str, bool] | None:
+    """What qBittorrent's state means (and whether it is a problem), for the states worth a word."""
+    return TORRENT_STATES.get(state or "")
+
+
+def swarm(seeds: int | None, peers: int | None) -> str:
+    """`3 seeds · 12 peers`, or '' before qBittorrent reported them."""
+    if seeds is None and peers is None:
+        return ""
+    return f"{count(seeds or 0, 'seed')} · {count(peers or 0, 'peer')}"
+
+
+def parse_episodes(text: str) -> list[int] | None:
+    """'3', '3-4', '3–5', '1, 2' or 'E03' as episode numbers; '' is []; None when it is not that."""
+    cleaned = text.strip().upper().replace("–", "-").replace("E", "")
+    if not cleaned:
+        return []
+    found: list[int] = []
+    for part in cleaned.replace(" ", "").split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()) or len(first) > 5 or len(last) > 5:
+            return None
+        low, high = int(first), int(last or first)
+        if high < low or high - low > 49:
+            return None
+        found.extend(range(low, high + 1))
+    unique = sorted(set(found))
+    return unique if len(unique) <= 50 else None
+
+
+def episodes_text(episodes: Iterable[int]) -> str:
+    """[3, 4] as '3-4', [1, 3] as '1, 3' (what `parse_episodes` reads back)."""
+    return ranges(episodes).replace("–", "-")
+
+
+def sentence(text: str) -> str:
+    """The text with a capital first letter (reason messages start in lower case)."""
+    text = (text or "").strip()
+    return text[:1].upper() + text[1:]

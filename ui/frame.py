@@ -9,11 +9,15 @@ from nicegui import app, ui
 
 from ui.live import Live
 
+# Brand colours that carry white text at WCAG AA (4.5:1) in both modes; text in these colours on the
+# dark background has its own lighter shades in ui/app.py's CSS.
+COLOURS = {"primary": "#4f46e5", "positive": "#15803d", "negative": "#b91c1c", "info": "#0e7490",
+           "warning": "#f2c037"}
 NAV = (("/", "Downloads"), ("/add", "Add"), ("/titles", "Titles"), ("/status", "Status"))
 BANNER_BASE = "w-full items-center gap-2 px-4 py-2 no-wrap"
 BANNER_STYLES = {
     "broker_down": "bg-red-10 text-white",
-    "worker_offline": "bg-orange-10 text-white",
+    "worker_offline": "bg-deep-orange-10 text-white",
     "connecting": "bg-blue-grey-8 text-white",
 }
 # Long release names have no spaces: let them wrap anywhere instead of widening the page.
@@ -46,7 +50,7 @@ def banner(live: Live) -> None:
 def frame(live: Live, title: str, *, current: str, login: bool = False) -> Iterator[ui.column]:
     """Render the header and banner, then yield the page's content column."""
     ui.page_title(f"{title} · Jellybit")
-    ui.colors(primary="#4f46e5")
+    ui.colors(**COLOURS)
     with ui.header().classes("items-center gap-x-4 gap-y-0 px-4 py-2 flex-wrap"):
         ui.link("Jellybit", "/").classes("text-lg font-bold text-white no-underline mr-2").props(
             "aria-label='Jellybit home'")
@@ -55,7 +59,7 @@ def frame(live: Live, title: str, *, current: str, login: bool = False) -> Itera
                 link = ui.link(label, path).classes("text-white no-underline text-sm")
                 if path == current:
                     link.classes("font-bold underline").props("aria-current=page")
-            review = ui.badge("", color="orange-9").props("aria-label='downloads in review'")
+            review = ui.badge("", color="deep-orange-10").props("aria-label='downloads in review'")
 
             def count() -> None:
                 n = live.summary.in_review if live.summary else len(live.reviews)

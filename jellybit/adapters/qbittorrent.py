@@ -56,6 +56,8 @@ class _Torrent(_Answer):
     added_on: int | None = None
     completion_on: int | None = None
     magnet_uri: str | None = ""
+    num_seeds: int | None = 0
+    num_leechs: int | None = 0
 
     def to_info(self) -> TorrentInfo:
         """Convert to the port's dataclass (tags split, eta/timestamps normalized)."""
@@ -79,6 +81,8 @@ class _Torrent(_Answer):
             added_on=_timestamp(self.added_on),
             completion_on=_timestamp(self.completion_on),
             magnet_uri=self.magnet_uri or "",
+            num_seeds=max(self.num_seeds or 0, 0),
+            num_leechs=max(self.num_leechs or 0, 0),
         )
 
 

@@ -69,7 +69,7 @@ class Stated:
         season = self.reading.season
         if season is None or overrides.season is not None:
             return torrent, llm
-        unnamed = {p for p, r in releases.items() if r.season is None}
+        unnamed = {p for p, r in releases.items() if r.season is None or r.season_assumed}
         return replace(torrent, season=season), {p: replace(f, season=None) if p in unnamed else f
                                                  for p, f in llm.items()}
 
@@ -194,9 +194,11 @@ def context_reasons(stated: Stated, *, names: Iterable[str], llm_read: bool,
 
 
 def named_seasons(torrent: Release, releases: Iterable[Release]) -> set[int]:
-    """Every season the torrent name and the file names carry."""
+    """Every season the torrent name and the file names carry (not the 1 a season-less name is given)."""
     seasons: set[int] = set()
     for release in (torrent, *releases):
+        if release.season_assumed:
+            continue
         if release.season is not None:
             seasons.add(release.season)
         seasons.update(release.seasons)

@@ -39,6 +39,8 @@ class Download:
     dl_speed: int = 0
     eta: int | None = None
     torrent_state: str | None = None
+    num_seeds: int | None = None         # connected seeds and peers, as qBittorrent last said
+    num_peers: int | None = None
     source_added_at: str | None = None
     completed_at: str | None = None
     retried_at: str | None = None

@@ -135,7 +135,7 @@ def number_series(
     counts: Mapping[int, int] | None,
 ) -> SeriesNumbering:
     """Season/episodes for every video: pinned > parser (the LLM must agree) > LLM > absolute mapping."""
-    default_season = overrides.season if overrides.season is not None else torrent.season
+    default_season = overrides.season if overrides.season is not None else torrent.single_season
     numbered: dict[str, tuple[int | None, tuple[int, ...], str | None]] = {}
     assumed, mapped, disagree = [], [], []
     for item in items:
@@ -144,7 +144,8 @@ def number_series(
         parsed = releases.get(item.source)
         answer = llm.get(item.source)
         pinned = overrides.files.get(item.source)
-        parsed_season = season = parsed.season if parsed else None
+        # a season the parser only assumed (`Show.E05` is season 1) yields to the torrent's or the LLM's
+        parsed_season = season = parsed.season if parsed and not parsed.season_assumed else None
         if overrides.season is not None:
             season = overrides.season
         episodes = parsed.episodes if parsed else ()

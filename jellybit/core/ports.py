@@ -34,6 +34,8 @@ class TorrentInfo:
     added_on: int | None
     completion_on: int | None
     magnet_uri: str = ""
+    num_seeds: int = 0                   # connected seeds
+    num_leechs: int = 0                  # connected peers that are not seeds
 
     def hashes(self) -> set[str]:
         """The real infohashes (never the truncated `hash` of a v2/hybrid torrent alone)."""

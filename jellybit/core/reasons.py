@@ -93,3 +93,17 @@ def is_blocking(found: Reason) -> bool:
 def blocking(reasons: tuple[Reason, ...] | list[Reason]) -> list[Reason]:
     """The reasons that stop automatic layout."""
     return [r for r in reasons if is_blocking(r)]
+
+
+def meaning(found: Reason) -> str:
+    """What a reason means in general: the table's sentence, else the reason's own message."""
+    penalty = PENALTIES.get(found.code)
+    return penalty.meaning if penalty is not None else found.message
+
+
+def in_words(reasons: tuple[Reason, ...] | list[Reason], limit: int = 300) -> str:
+    """The blocking reasons (else all), heaviest first, as one line of their meanings, cut at `limit`."""
+    shown = blocking(reasons) or list(reasons)
+    ordered = sorted(shown, key=lambda r: -r.weight)
+    text = "; ".join(dict.fromkeys(meaning(r) for r in ordered))
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -36,7 +36,7 @@ class Release:
     media_type: str | None                   # movie | episode | season_pack | None
     title: str | None
     year: int | None = None
-    season: int | None = None
+    season: int | None = None                # the season; a multi-season pack's first (all in `seasons`)
     episodes: tuple[int, ...] = ()
     absolute_episodes: tuple[int, ...] = ()
     air_date: str | None = None              # ISO date of a daily show
@@ -52,6 +52,8 @@ class Release:
     languages: tuple[str, ...] = ()          # audio language hints (ISO 639-1 where known)
     subtitle_languages: tuple[str, ...] = ()
     corrections: tuple[str, ...] = ()        # which of Jellybit's corrections changed guessit's reading
+    season_assumed: bool = False             # `season` is the convention's 1 for a season-less episode
+    country: str | None = None               # ISO 3166-1 alpha-2 of a country in a series' name (`US`, `GB`)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping: the `jellybit parse` keys first, then the rest."""
@@ -60,6 +62,11 @@ class Release:
             if isinstance(value, tuple):
                 data[key] = list(value)
         return data
+
+    @property
+    def single_season(self) -> int | None:
+        """The season when the name covers at most one (a multi-season pack has none to default to)."""
+        return self.season if len(self.seasons) <= 1 else None
 
     def titles(self) -> tuple[str, ...]:
         """The title followed by every alternative title, without repeats."""
@@ -87,12 +94,24 @@ def _language_code(value: Any) -> str | None:
     return None
 
 
-def _guess(text: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+# Memoized: the corrections may ask for the same text twice, and the corpus bench reads each name
+# with every correction switched off in turn.
+@functools.lru_cache(maxsize=16384)
+def _guess_cached(text: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     try:
-        return dict(guessit(text, dict(options or {})))
+        return dict(guessit(text, dict(options)))
     except Exception as exc:  # guessit is third-party code on hostile input: never let it escape
         log.warning("guessit failed on a release name: %s", exc)
         return {}
+
+
+def _guess(text: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return dict(_guess_cached(text, tuple(sorted((options or {}).items()))))
+
+
+def plain_guessit(text: str) -> dict[str, Any]:
+    """guessit's own answer for a text, no options (memoized; an exception reads as nothing)."""
+    return _guess(text)
 
 
 def _reading(text: str, raw: dict[str, Any]) -> dict[str, Any]:
@@ -124,13 +143,19 @@ def _reading(text: str, raw: dict[str, Any]) -> dict[str, Any]:
         "languages": [c for c in map(_language_code, _listify(raw.get("language"))) if c],
         "subtitle_languages": [c for c in map(_language_code, _listify(raw.get("subtitle_language"))) if c],
         "corrections": [],
+        "country": getattr(raw.get("country"), "alpha2", None),
     }
+
+
+def _text(value: str | None) -> str | None:
+    """A title as read, or None for nothing but spaces and dashes."""
+    return value.strip() or None if value and value.strip(" -–_.") else None
 
 
 def _media_type(r: dict[str, Any]) -> str | None:
     numbered = r["episodes"] or r["absolute_episodes"] or r["air_date"]
     if r["type"] == "movie":
-        return MediaKind.MOVIE if r["title"] else None
+        return MediaKind.MOVIE if _text(r["title"]) else None
     if numbered:
         batch = len(r["episodes"]) + len(r["absolute_episodes"]) > 1 and (r["complete"] or r["batch"])
         return MediaKind.SEASON_PACK if batch else MediaKind.EPISODE
@@ -144,27 +169,32 @@ def _media_type(r: dict[str, Any]) -> str | None:
 @functools.lru_cache(maxsize=8192)
 def parse_release(name: str) -> Release:
     """Parse one release name (a torrent name or a file path); never raises, always the same answer."""
+    return parse_release_with(name, frozenset())
+
+
+def parse_release_with(name: str, disabled: frozenset[str] = frozenset()) -> Release:
+    """Parse with the named corrections switched off (uncached; the bench measures each correction)."""
     text = " ".join(_CONTROL.sub(" ", str(name)).split())[:MAX_PARSE_CHARS]
     if not text.strip(" ./\\-_[]()"):
         return Release(name=name, media_type=None, title=None)
     reading = _reading(text, _guess(text))
-    reading = fixes.apply_all(reading, _guess)
+    reading = fixes.apply_all(reading, _guess, disabled)
     seasons = sorted(set(reading["seasons"]))
     return Release(
         name=name,
         media_type=_media_type(reading),
-        title=reading["title"],
+        title=_text(reading["title"]),
         year=reading["year"],
-        season=seasons[0] if len(seasons) == 1 else None,
+        season=seasons[0] if seasons else None,
         episodes=tuple(sorted(set(reading["episodes"]))),
         absolute_episodes=tuple(sorted(set(reading["absolute_episodes"]))),
         air_date=reading["air_date"],
         alternative_titles=tuple(dict.fromkeys(
-            a for a in reading["alternative_titles"] if a and a != reading["title"]
+            t for a in reading["alternative_titles"] if (t := _text(a)) and t != _text(reading["title"])
         )),
         seasons=tuple(seasons),
         part=reading["part"],
-        episode_title=reading["episode_title"],
+        episode_title=_text(reading["episode_title"]),
         complete=reading["complete"],
         special=reading["special"],
         screen_size=reading["screen_size"],
@@ -173,6 +203,8 @@ def parse_release(name: str) -> Release:
         languages=tuple(dict.fromkeys(reading["languages"])),
         subtitle_languages=tuple(dict.fromkeys(reading["subtitle_languages"])),
         corrections=tuple(reading["corrections"]),
+        season_assumed=bool(reading.get("season_assumed")) and bool(seasons),
+        country=reading["country"],
     )
 
 
@@ -243,7 +275,7 @@ def _derive(a: Release, mapping: Mapping_, name: str) -> Release | None:
             items[k] = found.pop()
         values[field_name] = items[0] if field_name == "part" else tuple(sorted(set(items)))
     seasons = values["seasons"]
-    return replace(a, name=name, season=seasons[0] if len(seasons) == 1 else None, **values)
+    return replace(a, name=name, season=seasons[0] if seasons else None, **values)
 
 
 def _parse_group(names: Sequence[str], members: list[int], out: list[Release | None]) -> None:

@@ -45,6 +45,8 @@ def view_fields(torrent: TorrentInfo) -> dict[str, object]:
         "dl_speed": max(torrent.dlspeed, 0),
         "eta": torrent.eta,
         "torrent_state": torrent.state,
+        "num_seeds": torrent.num_seeds,
+        "num_peers": torrent.num_leechs,
         "total_size": size if size > 0 else None,
     }
     if torrent.content_path:

@@ -338,10 +338,14 @@ class Commands:
         groups = getattr(self.layouter, "title_groups", None)
         return builtins.list(await groups()) if callable(groups) else []
 
-    async def summary(self) -> Summary:
-        """Counts per state (every state present), active, in review and the review queue size."""
+    async def summary(self, *, waiting: int = 0) -> Summary:
+        """Counts per state (every state present), active, in review and the review queue size.
+
+        Also the download laid out last, and the `waiting` reviews that have waited longest (not
+        deferred), each with its recognition's headline; all in one read.
+        """
         counts = {state.value: 0 for state in State}
-        record = await self.store.summary_record(clock.now())
+        record = await self.store.summary_record(clock.now(), waiting=waiting)
         for state, n in record.counts.items():
             counts[state.value] = n
         queue = record.review_queue
@@ -349,6 +353,7 @@ class Commands:
             states=counts, active=sum(counts[s.value] for s in ACTIVE_STATES),
             downloading=counts[State.DOWNLOADING.value], in_review=counts[State.REVIEW.value],
             failed=counts[State.FAILED.value], review_queue=queue, last_done=record.last_done,
+            waiting=record.waiting,
         )
 
     async def status(self) -> Status:

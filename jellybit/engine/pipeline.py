@@ -20,7 +20,7 @@ from jellybit.adapters.store import Store
 from jellybit.core.models import Download
 from jellybit.core.plan import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
-from jellybit.core.reasons import blocking, reason
+from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.states import Actor, State
 from jellybit.engine.retries import RETRY_CODE, OutageRetries
 from jellybit.engine.serial import Serializer
@@ -50,7 +50,7 @@ def review_reason(reasons: tuple[Reason, ...]) -> str:
     """The one-line transition reason for a download sent to review."""
     if not reasons:
         return "needs a human decision"
-    return "needs review: " + ", ".join(r.code for r in reasons)
+    return "needs review: " + in_words(reasons)
 
 
 class Pipeline:

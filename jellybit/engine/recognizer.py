@@ -21,6 +21,7 @@ from jellybit.core.confidence import (
 )
 from jellybit.core.context import ContextReading
 from jellybit.core.context_use import Stated, read_stated, with_episode
+from jellybit.core.evidence import evidence_sources, with_evidence
 from jellybit.core.plan import (
     Candidate,
     MediaType,
@@ -226,13 +227,17 @@ class Recognizer:
             reasons.append(reason("llm_year",
                                   f"the release name says {parsed_year}, the LLM says {llm_year}"))
         year = overrides.year or stated.year or parsed_year or llm_year
-        season = next((s for s in (overrides.season, stated.season, torrent.season) if s is not None), None)
+        season = next((s for s in (overrides.season, stated.season, torrent.single_season) if s is not None),
+                      None)
         llm_seasons = {f.season for f in (answer.files if answer else ()) if f.season is not None}
-        if torrent.season is not None and len(llm_seasons) == 1 and torrent.season not in llm_seasons:
-            reasons.append(reason("llm_season", f"the release name says season {torrent.season}, the LLM "
+        named = None if torrent.season_assumed else torrent.single_season
+        if named is not None and len(llm_seasons) == 1 and named not in llm_seasons:
+            reasons.append(reason("llm_season", f"the release name says season {named}, the LLM "
                                   f"says season {llm_seasons.pop()}"))
         original = answer.original_title if answer else None
-        reading = Reading(media_type, titles, year, season, country=stated.country)
+        # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
+        country = stated.country or torrent.country or (first_file.country if first_file else None)
+        reading = Reading(media_type, titles, year, season, country=country)
         return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
 
     # ------------------------------------------------------------------------------------- match
@@ -340,7 +345,8 @@ class Recognizer:
                  *(candidate_names(match) if match else ()))
         reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
                                       overrides.season is not None))
-        return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons)
+        return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
+                           sources=evidence_sources(stated, overrides))
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
         loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]
@@ -351,7 +357,7 @@ class Recognizer:
 
     def _draft(self, request: RecognitionRequest, media_type: MediaType | None, reading: Reading,
                overrides: Overrides, answer: LlmAnswer | None, outcome: Match, items: Sequence[PlanItem],
-               reasons: list[Reason]) -> RecognitionDraft:
+               reasons: list[Reason], sources: Mapping[str, str] | None = None) -> RecognitionDraft:
         match = outcome.pick
         unique = list(dict.fromkeys(reasons))
         distance, recommendation = recommend(unique, self._config, confirmed=outcome.confirmed)
@@ -359,6 +365,7 @@ class Recognizer:
                               == (match.provider, match.provider_id)) for c in outcome.candidates]
         if match is not None and not any(c.chosen for c in candidates):
             candidates.append(replace(match, chosen=True))
+        candidates = with_evidence(candidates, reading, items, sources or {})
         title = overrides.title or (match.title if match else None) or (reading.titles[0] if reading.titles
                                                                         else None)
         original = (match.original_title if match else None) or (answer.original_title if answer else None)

@@ -85,7 +85,8 @@ class Summary:
     in_review: int
     failed: int
     review_queue: int                      # in review and not deferred right now
-    last_done: tuple[Download, Recognition | None] | None = None    # newest done, with its headline
+    last_done: tuple[Download, Recognition | None] | None = None    # the last to reach done, headline
+    waiting: tuple[tuple[Download, Recognition | None], ...] = ()    # longest waiting reviews, headlines
 
 
 @dataclass(frozen=True)

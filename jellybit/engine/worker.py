@@ -43,7 +43,7 @@ from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state"})
+PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state", "num_seeds", "num_peers"})
 STOP_GRACE = 30.0
 APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
 

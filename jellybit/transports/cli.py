@@ -7,11 +7,13 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from jellybit import __version__
-from jellybit.config import Config, load_config
+from jellybit.config import CONFIG_ENV, Config, load_config
 from jellybit.errors import ConfigError, JellybitError
 from jellybit.logs import setup_logging
 
@@ -22,6 +24,33 @@ EXIT_ERROR = 1           # the command failed (an error response, a domain error
 EXIT_USAGE = 2           # bad arguments (argparse uses 2 as well)
 EXIT_CONFIG = 3          # the configuration is invalid
 EXIT_NO_ANSWER = 4       # no answer from the worker (reserved for commands over MQTT)
+LOCAL_DIR_ENV = "JELLYBIT_LOCAL_DIR"                  # scripts/run-local's folder (jellybit.devstack)
+LOCAL_CONFIG = Path("var") / "local" / "jellybit.toml"   # where scripts/run-local writes its config
+
+
+def find_config(explicit: str | None, env: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> tuple[str | None, str]:
+    """The config file and where it came from: --config, JELLYBIT_CONFIG, else the local stack's own."""
+    env = os.environ if env is None else env
+    if explicit:
+        return explicit, f"--config {explicit}"
+    if env.get(CONFIG_ENV):
+        return env[CONFIG_ENV], f"{CONFIG_ENV}={env[CONFIG_ENV]}"
+    found = [Path(env[LOCAL_DIR_ENV]) / "jellybit.toml"] if env.get(LOCAL_DIR_ENV) else []
+    found.append((cwd or Path.cwd()) / LOCAL_CONFIG)
+    for path in found:
+        if path.is_file():
+            return str(path), f"{path} (the local stack of scripts/run-local)"
+    return None, "the built-in defaults (no --config, no JELLYBIT_CONFIG, no var/local/jellybit.toml here)"
+
+
+def config_hint(source: str, config: Config) -> str:
+    """What to tell a user whose command reached no worker: which config was used and how to point it."""
+    told = f"the configuration used is {source}, with the broker at {config.mqtt.url}."
+    if source.startswith("the built-in defaults"):
+        return (told + " For the local stack run it from the repository folder (scripts/run-local keeps "
+                f"its config in {LOCAL_CONFIG}), or give --config FILE or {CONFIG_ENV}=FILE.")
+    return told + " Is the worker running (jellybit run, or scripts/run-local)?"
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -34,6 +63,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     """Validate the configuration file and print a short summary."""
     config = load_config(args.config)
     summary = {
+        "file": getattr(args, "config_source", args.config),
         "qbittorrent": config.qbittorrent.url,
         "mqtt": config.mqtt.url,
         "database": str(config.storage.database),
@@ -115,6 +145,7 @@ def cmd_remote(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
+    args.config_hint = config_hint(getattr(args, "config_source", ""), config)
     if args.remote == "add" and bool(args.source) == bool(args.torrent):
         print("jellybit: give a SOURCE or --torrent FILE (exactly one)", file=sys.stderr)
         return EXIT_USAGE
@@ -135,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="jellybit", description=__doc__)
     parser.add_argument("--version", action="version", version=f"jellybit {__version__}")
-    parser.add_argument("--config", metavar="FILE", help="configuration file (default: $JELLYBIT_CONFIG)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: $JELLYBIT_CONFIG, "
+                        "else var/local/jellybit.toml of the local stack)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -176,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `jellybit` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.config, args.config_source = find_config(args.config)
     try:
         return args.func(args)
     except ConfigError as exc:

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
 from jellybit.protocol import Command, DownloadPayload, Response
+from jellybit.transports.cli_show import candidate_by_number, review_block
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -78,22 +79,21 @@ def _ranges(numbers: list[int]) -> str:
 
 
 def format_detail(data: dict[str, Any]) -> str:
-    """A readable block for `show`."""
+    """A readable block for `show`: the download, then the decision (cli_show), then the timeline."""
     download = data.get("download", data)
     lines = [format_download(download)]
+    if download.get("title") and download.get("name"):
+        lines.append(f"  release: {download['name']}")
     for key in ("context", "source_type", "target_folder", "torrent_state"):
         if download.get(key):
             lines.append(f"  {key.replace('_', ' ')}: {download[key]}")
     lines.append(f"  size: {_human_size(download.get('size'))}")
     if download.get("error"):
         lines.append(f"  error: {download['error'].get('code')}: {download['error'].get('message')}")
-    recognition = data.get("recognition") or {}
-    for reason in recognition.get("reasons", []):
-        lines.append(f"  reason: {reason.get('message')}")
-    for candidate in recognition.get("candidates", []):
-        mark = "*" if candidate.get("chosen") else " "
-        lines.append(f"  {mark} candidate {candidate.get('id')}: {candidate.get('provider')} "
-                     f"{candidate.get('provider_id')} {candidate.get('title')} ({candidate.get('year')})")
+    lines.append("")
+    lines.extend(review_block(data))
+    if data.get("timeline"):
+        lines.append("Timeline:")
     for item in data.get("timeline", []):
         source = item.get("from") or "-"
         lines.append(f"  {item.get('at')}  {source} -> {item.get('to')}  {item.get('reason')}")
@@ -207,6 +207,11 @@ async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: 
         if item.state in WAIT_UNTIL:
             if not as_json and out.isatty():
                 out.write("\n")
+            if item.state == "review" and not as_json:
+                # Ended in review: say why and what to run, not just the state.
+                detail = await client.request(Command.GET, {"id": download_id})
+                if detail.status == "ok":
+                    out.write("\n".join(review_block(detail.data)) + "\n")
             return EXIT_OK if item.state in {"done", "review"} else EXIT_ERROR
     return EXIT_NO_ANSWER
 
@@ -220,6 +225,17 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
         return EXIT_USAGE
     try:
         async with JellybitClient(config.mqtt, name="cli") as client:
+            if command is Command.APPLY and str(payload.get("candidate_id") or "").isdigit():
+                # `--candidate N` is the N-th candidate as `show` numbers them.
+                number = int(payload["candidate_id"])
+                detail = await client.request(Command.GET, {"id": payload["id"]}, timeout=args.timeout)
+                found = candidate_by_number(detail.data, number) if detail.status == "ok" else None
+                if detail.status == "ok" and found is None:
+                    sys.stderr.write(f"jellybit: there is no candidate {number}; `jellybit show "
+                                     f"{payload['id']}` lists them\n")
+                    return EXIT_USAGE
+                if found is not None:
+                    payload["candidate_id"] = found
             response = await client.request(command, payload, timeout=args.timeout)
             code = _print_response(response, args.remote, args, out)
             if code == EXIT_OK and command is Command.ADD and args.wait:
@@ -228,6 +244,9 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
             return code
     except NoAnswer as exc:
         sys.stderr.write(f"jellybit: {exc}\n")
+        hint = getattr(args, "config_hint", "")
+        if hint:
+            sys.stderr.write(f"jellybit: {hint}\n")
         return EXIT_NO_ANSWER
     except TimeoutError:
         sys.stderr.write("jellybit: gave up waiting for the download to finish\n")
@@ -261,7 +280,7 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     add("titles", "list the computed titles")
     p = add("apply", "lay out a download in review")
     p.add_argument("id")
-    p.add_argument("--candidate", help="candidate id to use")
+    p.add_argument("--candidate", help="the candidate to lay out: its number in `show`, or its id")
     p.add_argument("--type", choices=["movie", "series"], help="override the media type")
     p.add_argument("--title", help="override the title")
     p.add_argument("--year", type=int, help="override the year")

@@ -58,6 +58,13 @@ ENTITIES: tuple[EntityDescription, ...] = (
         lambda t: {"stat_t": t.summary},
     ),
     EntityDescription(
+        # The count is the state; the waiting downloads (id, title, reason, panel link) are attributes.
+        "review_queue", "sensor", "Review queue", "mdi:account-clock",
+        {"val_tpl": "{{ value_json.review_queue }}", "stat_cla": "measurement", "unit_of_meas": "downloads",
+         "json_attr_tpl": "{{ {'downloads': value_json.reviews} | tojson }}"},
+        lambda t: {"stat_t": t.summary, "json_attr_t": t.summary},
+    ),
+    EntityDescription(
         "last_completed", "sensor", "Last completed", "mdi:movie-check",
         {"val_tpl": "{{ (value_json.last_completed.title if value_json.last_completed else '')[:255] }}"},
         lambda t: {"stat_t": t.summary},
@@ -65,7 +72,9 @@ ENTITIES: tuple[EntityDescription, ...] = (
     EntityDescription(
         "qbittorrent", "binary_sensor", "qBittorrent", None,
         {"dev_cla": "connectivity", "ent_cat": "diagnostic",
-         "val_tpl": "{{ 'ON' if value_json.qbittorrent.connected else 'OFF' }}"},
+         # `None` is HA's payload for "unknown": not polled yet is not disconnected.
+         "val_tpl": "{{ 'None' if value_json.qbittorrent.connected is none else "
+                    "('ON' if value_json.qbittorrent.connected else 'OFF') }}"},
         lambda t: {"stat_t": t.info},
     ),
     EntityDescription(
@@ -74,9 +83,10 @@ ENTITIES: tuple[EntityDescription, ...] = (
         lambda t: {"stat_t": t.events},
     ),
     EntityDescription(
-        # HA caps text at 255 characters: a bare infohash or a short magnet fits.
+        # HA caps text at 255 characters: a bare infohash or a short magnet fits; a long magnet and a
+        # context go through the `jellybit_add` script (docs/blueprints/). Its state is always empty.
         "add", "text", "Add torrent", "mdi:magnet",
-        {"max": 255, "min": 0, "mode": "text"},
+        {"max": 255, "min": 0, "mode": "text", "val_tpl": "{{ value_json if value_json is string else '' }}"},
         lambda t: {"cmd_t": t.request(Command.ADD), "stat_t": t.ha_text_state()},
     ),
 )
@@ -153,6 +163,8 @@ class HomeAssistantDiscovery:
     async def on_connect(self, publish: Publish) -> None:
         """Publish discovery (the retained config we see echoed back tells us what to remove)."""
         await publish(Message(self.config_topic, _encode(self.payload())))
+        # An empty text box, not "unknown": the text entity's state topic holds an empty JSON string.
+        await publish(Message(self.topics.ha_text_state(), b'""'))
         self._published = True
 
     async def on_message(self, topic: str, payload: bytes, publish: Publish) -> None:

@@ -36,6 +36,7 @@ from jellybit.protocol import (
     Topics,
     parse_request,
 )
+from jellybit.transports.failures import failure_event
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,9 @@ class MqttBridge:
             response_topic = getattr(properties, "ResponseTopic", None) or response_topic
             correlation = getattr(properties, "CorrelationData", None)
         response = await self._respond(name, payload)
+        failure = failure_event(name, _peek(payload, "id"), response)
+        if failure is not None:
+            await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
         props = None
         if correlation is not None:
             props = Properties(PacketTypes.PUBLISH)
@@ -361,9 +365,14 @@ def _payload_bytes(value: object) -> bytes:
 
 def _peek_transaction(payload: bytes) -> str | None:
     """Best effort: the transaction of a payload that failed validation, to echo it back."""
+    return _peek(payload, "transaction")
+
+
+def _peek(payload: bytes, key: str) -> str | None:
+    """Best effort: one string field of a JSON object payload (bounded), else None."""
     try:
         data = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    value = data.get("transaction") if isinstance(data, dict) else None
+    value = data.get(key) if isinstance(data, dict) else None
     return value[:128] if isinstance(value, str) else None

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 WIRE_EVENTS = frozenset(e.value for e in WireEventType)
 PAGE = 500
+QUEUE_SHOWN = 20         # reviews listed in `summary` (HA records attributes only up to 16 KiB)
+UNKNOWN_RECHECK = 0.5    # seconds between `info` refreshes while qBittorrent's status is not known yet
 
 
 def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awaitable[Any]]]:
@@ -193,9 +195,10 @@ class EngineState:
         return result
 
     async def summary(self) -> Message:
-        """The `summary` message."""
-        summary = await self.commands.summary()
-        return Message(self.topics.summary, encode(summary_payload(summary, summary.last_done)))
+        """The `summary` message: counts, the last download laid out, and who waits for a human."""
+        summary = await self.commands.summary(waiting=QUEUE_SHOWN)
+        return Message(self.topics.summary, encode(summary_payload(
+            summary, summary.last_done, list(summary.waiting), self.config.panel.base_url)))
 
     def _expired(self, download: Download) -> bool:
         if download.state in ACTIVE_STATES or not download.settled_at:
@@ -262,7 +265,10 @@ class EngineState:
         if event.event_type is not EventType.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:
-            messages.append(Message(self.topics.events, encode(event_payload(event).wire()), retain=False))
+            # The view's recognition is complete in review (a review request names its candidate);
+            # elsewhere the event shows only the headline's title, year and poster.
+            wire = event_payload(event, view.recognition, self.config.panel.base_url).wire()
+            messages.append(Message(self.topics.events, encode(wire), retain=False))
         return messages
 
     async def _sweep(self) -> list[Message]:
@@ -275,18 +281,24 @@ class EngineState:
                 messages.append(Message(self.topics.download(download_id), None))
         return messages
 
+    def _next_interval(self) -> float:
+        # Until the first poll says whether qBittorrent answers, look again soon: "not known yet" must
+        # not stand for minutes (Home Assistant shows it as unknown, never as disconnected).
+        regular = min(self.sweep_interval, self.info_interval)
+        return min(regular, UNKNOWN_RECHECK) if self.commands.worker.health.reachable is None else regular
+
     async def updates(self) -> AsyncIterator[list[Message]]:
         """Batches to publish as the engine changes, plus a periodic sweep."""
         subscription = self.bus.subscribe()
         loop = asyncio.get_running_loop()
-        next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+        next_sweep = loop.time() + self._next_interval()
         try:
             while True:
                 timeout = max(0.0, next_sweep - loop.time())
                 try:
                     event = await asyncio.wait_for(subscription.get(), timeout)
                 except TimeoutError:
-                    next_sweep = loop.time() + min(self.sweep_interval, self.info_interval)
+                    next_sweep = loop.time() + self._next_interval()
                     yield await self._sweep()
                     continue
                 except StopAsyncIteration:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
-from jellybit.core.plan import Recognition
+from jellybit.core.plan import Candidate, Recognition
+from jellybit.core.reasons import PENALTIES, is_blocking, meaning
 from jellybit.engine.events import Event
 from jellybit.engine.results import DownloadDetail, Summary
 from jellybit.protocol import (
@@ -16,10 +18,24 @@ from jellybit.protocol import (
     EventPayload,
     LastCompleted,
     PlanItemPayload,
+    QueueItem,
     ReasonPayload,
     ReviewPayload,
     SummaryPayload,
 )
+
+VERDICTS = ("match", "mismatch", "info")
+
+
+def poster_of(recognition: Recognition | None) -> str | None:
+    """The poster of the recognized work: the chosen candidate's, else the matched provider id's."""
+    if recognition is None:
+        return None
+    chosen = next((c for c in recognition.candidates if c.chosen and c.poster_url), None)
+    if chosen is None and recognition.provider_id:
+        chosen = next((c for c in recognition.candidates if c.poster_url and (c.provider, c.provider_id)
+                       == (recognition.provider, recognition.provider_id)), None)
+    return chosen.poster_url if chosen else None
 
 
 def download_payload(download: Download, recognition: Recognition | None = None,
@@ -31,8 +47,11 @@ def download_payload(download: Download, recognition: Recognition | None = None,
         context=download.context, source_type=download.source_type, progress=download.progress,
         dl_speed=download.dl_speed, eta=download.eta, size=download.total_size,
         torrent_state=download.torrent_state, error=error,
+        seeds=download.num_seeds, peers=download.num_peers,
         media_type=recognition.media_type.value if recognition and recognition.media_type else None,
         title=recognition.title if recognition else None,
+        original_title=recognition.original_title if recognition else None,
+        poster_url=poster_of(recognition),
         year=recognition.year if recognition else None,
         provider=recognition.provider if recognition else None,
         provider_id=recognition.provider_id if recognition else None,
@@ -61,7 +80,24 @@ def _described(details: dict[str, Any]) -> dict[str, Any]:
     links = details.get("links")
     if isinstance(links, dict):
         found["links"] = {str(k): v for k, v in links.items() if isinstance(v, str)}
+    seasons = details.get("seasons")
+    if isinstance(seasons, dict):
+        found["seasons"] = {str(k): v for k, v in seasons.items() if isinstance(v, int)}
+    evidence = details.get("evidence")
+    if isinstance(evidence, list):
+        found["evidence"] = [e for e in evidence if isinstance(e, dict) and e.get("verdict") in VERDICTS
+                             and isinstance(e.get("text"), str)]
     return found
+
+
+def recommended(recognition: Recognition | None) -> Candidate | None:
+    """The candidate to preselect and to apply without a choice: the chosen one, else the nearest."""
+    if recognition is None or not recognition.candidates:
+        return None
+    chosen = next((c for c in recognition.candidates if c.chosen), None)
+    if chosen is not None:
+        return chosen
+    return min(recognition.candidates, key=lambda c: 1.0 if c.distance is None else c.distance)
 
 
 def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
@@ -78,7 +114,8 @@ def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
 
 def reason_rows(recognition: Recognition) -> list[ReasonPayload]:
     """The reasons a recognition is not automatic."""
-    return [ReasonPayload(code=r.code, message=r.message, weight=r.weight, blocking=r.blocking)
+    return [ReasonPayload(code=r.code, message=r.message, weight=r.weight, blocking=is_blocking(r),
+                          meaning=meaning(r) if r.code in PENALTIES else None)
             for r in recognition.reasons]
 
 
@@ -96,6 +133,7 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         title=recognition.title, year=recognition.year, confidence=recognition.confidence,
         recommendation=recognition.recommendation.value, reasons=reason_rows(recognition),
         candidates=candidate_rows(recognition), plan=plan,
+        recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
     )
 
@@ -144,32 +182,65 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
             "recommendation": recognition.recommendation.value,
             "reasons": [r.model_dump() for r in reason_rows(recognition)],
             "candidates": [c.model_dump() for c in candidate_rows(recognition)],
+            "recommended": pick.id if (pick := recommended(recognition)) else None,
             "plan": [p.model_dump() for p in plan_rows(recognition)],
             "folder": recognition.plan.folder, "created_at": recognition.created_at,
         }
     return data
 
 
-def summary_payload(summary: Summary, last_completed: tuple[Download, Recognition | None] | None
-                    ) -> SummaryPayload:
+def panel_link(panel_url: str | None, download_id: str) -> str | None:
+    """The download's page on the panel, when the panel's public URL is configured."""
+    return f"{panel_url.rstrip('/')}/download/{download_id}" if panel_url else None
+
+
+def _titled(download: Download, recognition: Recognition | None) -> str:
+    title = (recognition.title if recognition and recognition.title else download.display_name) or ""
+    if recognition and recognition.year:
+        title = f"{title} ({recognition.year})"
+    return title
+
+
+def headline_reason(recognition: Recognition | None, limit: int = 240) -> str:
+    """The heaviest blocking reason's own sentence (else the heaviest note's), capitalized and bounded."""
+    if recognition is None or not recognition.reasons:
+        return ""
+    pool = [r for r in recognition.reasons if is_blocking(r)] or list(recognition.reasons)
+    text = max(pool, key=lambda r: r.weight).message.strip()
+    text = text[:1].upper() + text[1:]
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def summary_payload(summary: Summary, last_completed: tuple[Download, Recognition | None] | None,
+                    waiting: list[tuple[Download, Recognition | None]] | None = None,
+                    panel_url: str | None = None) -> SummaryPayload:
     """The retained `summary` payload."""
     last = None
     if last_completed is not None:
         download, recognition = last_completed
-        title = (recognition.title if recognition and recognition.title else download.display_name) or ""
-        if recognition and recognition.year:
-            title = f"{title} ({recognition.year})"
-        last = LastCompleted(id=download.id, title=title[:255], at=download.settled_at)
+        last = LastCompleted(id=download.id, title=_titled(download, recognition)[:255],
+                             at=download.settled_at)
+    reviews = [QueueItem(id=d.id, name=d.display_name[:300], title=r.title if r else None,
+                         year=r.year if r else None, reason=headline_reason(r),
+                         url=panel_link(panel_url, d.id)) for d, r in waiting or []]
     return SummaryPayload(states=summary.states, active=summary.active, downloading=summary.downloading,
-                          in_review=summary.in_review, failed=summary.failed, last_completed=last)
+                          in_review=summary.in_review, failed=summary.failed, last_completed=last,
+                          review_queue=summary.review_queue, reviews=reviews)
 
 
-def event_payload(event: Event) -> EventPayload:
-    """One `events` message."""
+def event_payload(event: Event, recognition: Recognition | None = None,
+                  panel_url: str | None = None) -> EventPayload:
+    """One `events` message, with the recognized work and the panel link a notification shows."""
+    review = event.event_type.value == "review_requested"
+    pick = recommended(recognition) if review else None
     return EventPayload(
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
         reason=event.reason or None, actor=event.actor.value if event.actor else None, at=event.at,
+        title=recognition.title if recognition else None, year=recognition.year if recognition else None,
+        poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
+        message=headline_reason(recognition) if review else None,
+        candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
 

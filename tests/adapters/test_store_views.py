@@ -14,6 +14,7 @@ from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
 from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.plan import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
+from jellybit.transports.payloads import poster_of
 
 NAMES = ["Фарго 2014", "Fargo.S01.1080p", "100%_done", "Тьма \\ Dark", "Сериал", "The Office (US)"]
 
@@ -39,10 +40,14 @@ async def populate(store: Store) -> list[str]:
             await store.save_recognition(download_id, RecognitionDraft(
                 MediaType.SERIES, name, 2014, plan, provider="tvdb", provider_id=str(n),
                 reasons=(Reason("no_match", "не найдено", 1.0, True),),
-                candidates=(Candidate("tvdb", str(n), MediaType.SERIES, name, 2014, details={"a": [1]}),)))
+                candidates=(Candidate("tvdb", str(n + 1), MediaType.SERIES, name, 2014,
+                                      poster_url=f"https://img/{n}.jpg", chosen=n % 2 == 0),
+                            Candidate("tvdb", str(n), MediaType.SERIES, name, 2014, details={"a": [1]},
+                                      poster_url=f"https://img/{n}-own.jpg" if n % 7 else None))))
         if n % 4 == 3:
             await store.add_hint(download_id, f"подсказка {n}")
             await store.set_overrides(download_id, {"season": 2, "title": "Название"})
+        if n % 8 == 3:
             await store.update_download(download_id, defer_until="2999-01-01T00:00:00.000000Z")
         if n % 5 == 0:
             batch, rows = await store.open_batch(download_id, [
@@ -86,9 +91,10 @@ async def test_a_view_has_the_headline_or_in_review_everything(store: Store) -> 
             headline = view.recognition
             assert headline is not None
             shown = (headline.title, headline.year, headline.media_type, headline.provider,
-                     headline.provider_id, headline.plan.folder, headline.id)
+                     headline.provider_id, headline.plan.folder, headline.id, headline.reasons,
+                     poster_of(headline))
             assert shown == (full.title, full.year, full.media_type, full.provider, full.provider_id,
-                             full.plan.folder, full.id)
+                             full.plan.folder, full.id, full.reasons, poster_of(full))
             assert headline.plan.items == ()
 
 
@@ -132,10 +138,18 @@ async def test_the_summary_counts_states_the_undeferred_review_queue_and_the_las
     reviews = await store.list_downloads(states=[State.REVIEW], limit=500)
     now = clock.now()
     assert record.review_queue == sum(1 for d in reviews if not d.defer_until or d.defer_until <= now)
-    [last] = await store.list_downloads(states=[State.DONE], limit=1)
     assert record.last_done is not None
-    assert record.last_done[0] == last
-    assert last.id in ids
+    assert record.last_done[0] == await store.last_settled(State.DONE)
+    assert record.last_done[0].id in ids
+    waiting = (await store.summary_record(now, waiting=3)).waiting
+    undeferred = sorted((d for d in reviews if not d.defer_until or d.defer_until <= now),
+                        key=lambda d: d.updated_at)
+    assert [d.id for d, _ in waiting] == [d.id for d in undeferred[:3]]
+    assert len(waiting) == 1 < len(reviews)
+    for download, headline in waiting:
+        full = await store.current_recognition(download.id)
+        shown = (headline.reasons, headline.title) if headline else None
+        assert shown == ((full.reasons, full.title) if full else None)
 
 
 async def test_the_reader_sees_every_commit_and_writes_nothing(store: Store) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jellybit.core.release import MAX_PARSE_CHARS, Release, parse_many, parse_release
+from jellybit.core.release_fixes import CORRECTIONS
 
 M, E, P = "movie", "episode", "season_pack"
 
@@ -97,7 +99,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.Season.1.Episode.5.mkv", E, "Show", None, {"season": 1, "episodes": [5]}),
     ("Show.Name.S02.E05.1080p", E, "Show Name", None, {"season": 2, "episodes": [5]}),
     ("Show_Name_S02E05_720p", E, "Show Name", None, {"season": 2, "episodes": [5]}),
-    ("Show.E05.1080p.mkv", E, "Show", None, {"season": None, "episodes": [5], "absolute_episodes": []}),
+    ("Show.E05.1080p.mkv", E, "Show", None, {"season": 1, "episodes": [5], "absolute_episodes": []}),
     ("Show.Ep.05.1080p", E, "Show", None, {"episodes": [5]}),
     ("S01E05.mkv", E, None, None, {"season": 1, "episodes": [5]}),
     ("Top.Gear.S2024E05.1080p", E, "Top Gear", None, {"season": 2024, "episodes": [5]}),
@@ -127,7 +129,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.1x264.mkv", E, "Show", None, {"season": 1, "episodes": [264]}),
     ("Long.Show.12x262.720p.x264.mkv", E, "Long Show", None, {"season": 12, "episodes": [262]}),
     ("Show.S01E01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
-    ("Show.E01E02.720p.mkv", E, "Show", None, {"season": None, "episodes": [1, 2]}),
+    ("Show.E01E02.720p.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
     ("Show.S01E01+E02.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2]}),
     ("Show.S01E01-E02-E03.mkv", E, "Show", None, {"season": 1, "episodes": [1, 2, 3]}),
     ("Show.S02E09E10.1080p", E, "Show", None, {"season": 2, "episodes": [9, 10]}),
@@ -144,7 +146,7 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     # ---- season packs
     ("Show.S01.1080p.WEB-DL", P, "Show", None, {"season": 1, "episodes": []}),
     ("Show Season 1 1080p", P, "Show", None, {"season": 1}),
-    ("Show.S01-S03.1080p.BluRay", P, "Show", None, {"season": None, "seasons": [1, 2, 3]}),
+    ("Show.S01-S03.1080p.BluRay", P, "Show", None, {"season": 1, "seasons": [1, 2, 3]}),
     ("Show.S01-03.1080p", P, "Show", None, {"seasons": [1, 2, 3]}),
     ("Show.Seasons.1-3.1080p", P, "Show", None, {"seasons": [1, 2, 3]}),
     ("Show (2010) Season 1-3 1080p", P, "Show", 2010, {"seasons": [1, 2, 3]}),
@@ -541,6 +543,31 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show (2010)/Season 01/Show - 05.mkv", E, "Show", 2010, {"season": 1, "episodes": [5]}),
     ("Show/Season 2/Episode 7.mkv", E, "Show", None, {"season": 2, "episodes": [7]}),
     ("Pack/Show.S03E07.720p.HDTV.x264.mkv", E, "Show", None, {"season": 3, "episodes": [7]}),
+    # ---- issue 10: the contract's conventions
+    ("Kemono Tales - 047 - The Long Road [Grp].avi", E, "Kemono Tales", None,
+     {"season": None, "absolute_episodes": [47], "episodes": []}),
+    ("[Grp] Kemono Tales - 12 (BD)", E, "Kemono Tales", None, {"absolute_episodes": [12]}),
+    ("Kemono_Tales_e23_the_river.mkv", E, "Kemono Tales", None, {"season": None, "absolute_episodes": [23]}),
+    ("House.of.Cards.US.S02.720p", P, "House of Cards", None, {"season": 2, "country": "US"}),
+    ("Shameless.UK.S01E01.mkv", E, "Shameless", None, {"country": "GB", "episodes": [1]}),
+    ("24.Season.03.HDTV", P, "24", None, {"season": 3, "episodes": []}),
+    ("Show.S01-S09.720p", P, "Show", None, {"season": 1, "seasons": list(range(1, 10))}),
+    ("Show.S01-05.720p", P, "Show", None, {"season": 1, "seasons": [1, 2, 3, 4, 5]}),
+    ("Show.2016.E04.mkv", E, "Show", 2016, {"season": 1, "episodes": [4], "season_assumed": True}),
+    ("Mad.Men.305.306.720p", E, "Mad Men", None, {"season": 3, "episodes": [5, 6]}),
+    ("Show.S02.Extras.05.mkv", P, "Show", None, {"season": 2, "episodes": []}),
+    ("Show.S08E03.178.720p", E, "Show", None, {"season": 8, "episodes": [3], "absolute_episodes": [178]}),
+    ("Bleach.s16e03-04.313-314-GROUP", E, "Bleach", None,
+     {"episodes": [3, 4], "absolute_episodes": [313, 314]}),
+    ("Show Name - 102", E, "Show Name", None, {"absolute_episodes": [102], "season": None}),
+    ("Show.Name.Part.3.HDTV.720p.x264-Group", E, "Show Name", None, {"season": 1, "episodes": [3]}),
+    ("Pokemon Black & White E10 - E17 [CW] AVI", E, "Pokemon Black & White", None,
+     {"episodes": list(range(10, 18))}),
+    ("Castle1x01.HDTV.XviD.avi", E, "Castle", None, {"season": 1, "episodes": [1]}),
+    ("Show.Name.-.Temporada.15.720p.HDTV.x264[Cap.1503]SPANISH", E, "Show Name", None,
+     {"season": 15, "episodes": [3]}),
+    ("Downloads/Mad Men - 3x05 - The Fog [SDTV]/305 - The Fog.avi", E, "Mad Men", None,
+     {"season": 3, "episodes": [5]}),
     # ---- nothing to read
     ("", None, None, None, {}),
     ("   ", None, None, None, {}),
@@ -566,8 +593,17 @@ def test_release_names(
 
 def test_corrections_are_named() -> None:
     assert "year_in_title" in parse_release("Blade.Runner.2049.1080p.BluRay").corrections
-    assert "absolute" in parse_release("[SubsPlease] One Piece - 1071 (1080p)").corrections
+    assert "seasonless_episode" in parse_release("[SubsPlease] One Piece - 1071 (1080p)").corrections
     assert parse_release("Breaking.Bad.S01E01.720p").corrections == ()
+
+
+def test_every_correction_is_named_documented_and_explained() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "recognition.md").read_text(encoding="utf-8")
+    names = [c.name for c in CORRECTIONS]
+    assert len(set(names)) == len(names)
+    for correction in CORRECTIONS:
+        assert correction.summary, correction.name
+        assert f"| `{correction.name}` |" in docs, correction.name
 
 
 def test_titles_lists_the_title_then_aliases_once() -> None:

@@ -89,7 +89,7 @@ async def test_not_sure_goes_to_review_and_apply_lays_it_out_without_the_llm(
     while (event := events.get_nowait()) is not None:
         review_events.append(event)
     assert review_events[-1].event_type is EventType.REVIEW_REQUESTED
-    assert review_events[-1].reason == "needs review: no_match"
+    assert review_events[-1].reason == "needs review: no confirmed metadata match"
 
     second = recognition.candidates[1]
     await engine.commands.apply(download.id, candidate_id=second.id, overrides={"title": "Reloaded"})

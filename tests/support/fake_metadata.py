@@ -60,6 +60,7 @@ from tests.support.fake_jellyfin import FakeJellyfin
 __all__ = ["Catalogue", "FakeJellyfin", "FakeTitle", "FakeTmdb", "FakeTvdb", "FakeTvmaze",
            "default_catalogue", "us_uk_pairs"]
 
+TVDB_ART = "https://artworks.thetvdb.com"
 _LANG3 = {"en": "eng", "ru": "rus", "de": "deu", "fr": "fra", "ja": "jpn", "es": "spa"}
 _LANG_NAME = {"en": "English", "ru": "Russian", "de": "German", "fr": "French", "ja": "Japanese",
               "es": "Spanish"}
@@ -69,6 +70,11 @@ class _CatalogueServer(FakeHttpServer):
     def __init__(self, catalogue: Catalogue) -> None:
         super().__init__()
         self.catalogue = catalogue
+        # Where TVDB's and TVMaze's image URLs point (their real hosts unless a test serves them).
+        self.image_host: str | None = None
+
+    def _image(self, real_host: str, path: str) -> str:
+        return f"{self.image_host or real_host}{path}"
 
     def _poster(self, t: FakeTitle) -> str:
         slug = t.slug or re.sub(r"\W+", "-", t.title.lower())
@@ -248,8 +254,8 @@ class FakeTvdb(_CatalogueServer):
             data.append({
                 "objectID": f"{t.media_type}-{t.tvdb_id}", "id": f"{t.media_type}-{t.tvdb_id}",
                 "tvdb_id": str(t.tvdb_id), "name": t.tvdb_primary, "slug": t.slug, "type": t.media_type,
-                "image_url": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
-                "thumbnail": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1_t.jpg",
+                "image_url": self._image(TVDB_ART, f"/banners/posters/{t.tvdb_id}-1.jpg"),
+                "thumbnail": self._image(TVDB_ART, f"/banners/posters/{t.tvdb_id}-1_t.jpg"),
                 "year": str(t.year), "first_air_time": f"{t.year}-04-15",
                 "primary_language": self._lang(t),
                 "aliases": list(t.aliases) + ([t.title] if t.original_title else []),
@@ -270,7 +276,7 @@ class FakeTvdb(_CatalogueServer):
                    "country": TVDB_COUNTRY[t.country], "primaryCompanyType": 1} if t.network else None
         body: dict[str, Any] = {
             "id": t.tvdb_id, "name": t.tvdb_primary, "slug": t.slug,
-            "image": f"https://artworks.thetvdb.com/banners/posters/{t.tvdb_id}-1.jpg",
+            "image": self._image(TVDB_ART, f"/banners/posters/{t.tvdb_id}-1.jpg"),
             "year": str(t.year), "firstAired": f"{t.year}-04-15",
             "lastAired": f"{t.end_year}-06-01" if t.end_year else None,
             "originalLanguage": self._lang(t), "originalCountry": TVDB_COUNTRY[t.country],
@@ -360,8 +366,10 @@ class FakeTvmaze(_CatalogueServer):
             "premiered": f"{t.year}-04-15", "ended": f"{t.end_year}-06-01" if t.end_year else None,
             "network": network, "webChannel": web,
             "externals": {"tvrage": None, "thetvdb": t.tvdb_id, "imdb": t.imdb_id},
-            "image": {"medium": f"https://static.tvmaze.com/uploads/images/medium_portrait/1/{t.tvmaze_id}.jpg",
-                      "original": f"https://static.tvmaze.com/uploads/images/original_untouched/1/{t.tvmaze_id}.jpg"},
+            "image": {"medium": self._image("https://static.tvmaze.com",
+                                            f"/uploads/images/medium_portrait/1/{t.tvmaze_id}.jpg"),
+                      "original": self._image("https://static.tvmaze.com",
+                                              f"/uploads/images/original_untouched/1/{t.tvmaze_id}.jpg")},
             "summary": f"<p><b>{t.title}</b> {t.overview}</p>",
             "_links": {"self": {"href": f"https://api.tvmaze.com/shows/{t.tvmaze_id}"}},
         }

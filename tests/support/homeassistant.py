@@ -71,6 +71,9 @@ def _configuration(port: int) -> str:
         f"  server_port: {port}\n"
         "api:\n"
         "config:\n"
+        # Automations and scripts from files the tests write (the blueprints in docs/blueprints/).
+        "automation: !include automations.yaml\n"
+        "script: !include scripts.yaml\n"
         "logger:\n"
         "  default: warning\n"
     )
@@ -86,6 +89,9 @@ def _mqtt_entry(broker: Broker) -> dict[str, Any]:
     }]}}
 
 
+# Onboarding marked done, so the frontend opens its pages (the screenshots) instead of the set-up wizard.
+ONBOARDING = {"version": 4, "minor_version": 1, "key": "onboarding",
+              "data": {"done": ["user", "core_config", "analytics", "integration"]}}
 # Only loopback enabled: HA's aiohttp helper starts a zeroconf (mDNS) resolver that otherwise joins
 # 224.0.0.251 on every interface; with `lo` alone it joins nothing (it skips loopback addresses).
 NETWORK = {"version": 1, "minor_version": 1, "key": "core.network", "data": {"configured_adapters": ["lo"]}}
@@ -145,9 +151,12 @@ class HomeAssistant:
         hass = str(self.venv / "bin" / "hass")
         (self.config_dir / ".storage").mkdir(parents=True, exist_ok=True)
         (self.config_dir / "configuration.yaml").write_text(_configuration(self.port))
+        (self.config_dir / "automations.yaml").write_text("[]\n")
+        (self.config_dir / "scripts.yaml").write_text("{}\n")
         storage = self.config_dir / ".storage"
         (storage / "core.config_entries").write_text(json.dumps(_mqtt_entry(self.broker)))
         (storage / "core.network").write_text(json.dumps(NETWORK))
+        (storage / "onboarding").write_text(json.dumps(ONBOARDING))
         subprocess.run([hass, "--script", "auth", "-c", str(self.config_dir), "add", USERNAME, self.password],
                        check=True, capture_output=True, timeout=60, env=self._env(), stdin=subprocess.DEVNULL)
         output = (self.config_dir / "hass.out").open("wb")
@@ -214,6 +223,13 @@ class HomeAssistant:
         self._access = body["access_token"]
         self._refresh = body.get("refresh_token", self._refresh)
         self._expires = time.monotonic() + float(body.get("expires_in", 1800))
+
+    def tokens(self) -> dict[str, Any]:
+        """The frontend's `hassTokens` (localStorage) for this login, so a browser opens pages logged in."""
+        self.headers()  # refreshed if about to expire
+        return {"hassUrl": self.url, "clientId": f"{self.url}/", "access_token": self._access,
+                "refresh_token": self._refresh, "token_type": "Bearer", "expires_in": 1800,
+                "expires": int((time.time() + max(self._expires - time.monotonic(), 0)) * 1000)}
 
     def headers(self) -> dict[str, str]:
         """The bearer header; the token (30 minutes) is refreshed when it is about to expire."""

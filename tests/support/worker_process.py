@@ -43,9 +43,11 @@ def checked(config: Path) -> Path:
 
 
 def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = None,
-                  qbittorrent_url: str | None = None, database: Path | None = None) -> Path:
+                  qbittorrent_url: str | None = None, database: Path | None = None,
+                  qbittorrent_lines: str = "", extra: str = "") -> Path:
     """A config file for one worker: private database and libraries; qBittorrent on a closed port
-    unless given (downloads then stay `queued`, which is all a transport test needs)."""
+    unless given (downloads then stay `queued`, which is all a transport test needs). `qbittorrent_lines`
+    go into `[qbittorrent]` (credentials, save path); `extra` is appended (more sections)."""
     for name in ("downloads", "movies", "series"):
         (directory / name).mkdir(parents=True, exist_ok=True)
     base_topic = base_topic or f"jb-{uuid.uuid4().hex[:10]}"
@@ -54,6 +56,7 @@ def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = No
     path.write_text(f"""
 [qbittorrent]
 url = "{qbittorrent_url}"
+{qbittorrent_lines}
 
 [paths]
 downloads = "{directory / 'downloads'}"
@@ -78,6 +81,7 @@ retry_max_backoff = 1.0
 
 [log]
 level = "INFO"
+{extra}
 """, encoding="utf-8")
     return path
 

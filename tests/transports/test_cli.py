@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jellybit.adapters.store import load_migrations
 from jellybit.transports import cli
 
 
@@ -34,7 +35,7 @@ def test_migrate_creates_the_database_once(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     first = run_cli("--config", str(config), "migrate", "--json")
     assert first.returncode == 0, first.stderr
-    assert json.loads(first.stdout)["applied"] == [1]
+    assert json.loads(first.stdout)["applied"] == [m.version for m in load_migrations()]
     second = run_cli("--config", str(config), "migrate", "--json")
     assert json.loads(second.stdout)["applied"] == []
     with sqlite3.connect(tmp_path / "db" / "jellybit.db") as conn:

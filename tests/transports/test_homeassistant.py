@@ -13,8 +13,12 @@ import aiomqtt
 import pytest
 
 from jellybit import __version__
-from jellybit.config import Config, MqttConfig
-from jellybit.protocol import EventType, Topics
+from jellybit.config import Config, MqttConfig, PanelConfig
+from jellybit.core.models import NewDownload
+from jellybit.core.plan import MediaType, Plan, RecognitionDraft
+from jellybit.core.reasons import reason
+from jellybit.core.states import Actor, State
+from jellybit.protocol import EventType, SummaryPayload, Topics
 from jellybit.transports.homeassistant import ENTITIES, HomeAssistantDiscovery, discovery_payload
 from jellybit.transports.mqtt import MqttBridge
 from jellybit.transports.mqtt_engine import EngineState, build_handlers
@@ -118,6 +122,64 @@ async def test_entities_that_no_longer_exist_are_removed(ha_bus: dict[str, Any])
             return any(b["cmps"].get("retired") == {"p": "sensor"} for b in bodies) and \
                 "retired" not in bodies[-1]["cmps"]
         await _wait(seen, removed)
+    finally:
+        await bridge.stop()
+        task.cancel()
+        observer.cancel()
+        await asyncio.gather(task, observer, return_exceptions=True)
+
+
+async def _to(engine: Any, download_id: str, *states: State) -> None:
+    for state in states:
+        await engine.store.transition(download_id, state, reason="test", actor=Actor.WORKER)
+
+
+async def test_last_completed_is_the_last_to_reach_done_and_the_queue_lists_who_waits(
+        make_engine: EngineFactory) -> None:
+    engine = await make_engine()
+    store = engine.store
+    made = [(await store.create_download_if_no_active(NewDownload("magnet", f"Release.{n}", f"m{n}", "")))
+            .download.id for n in range(3)]
+    older, newer, waiting = made
+    # The newer download is laid out first, the older one after it: "last completed" is the older.
+    await _to(engine, newer, State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE)
+    await asyncio.sleep(0.002)
+    await _to(engine, older, State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE)
+    await _to(engine, waiting, State.DOWNLOADING, State.RECOGNIZING, State.REVIEW)
+    await store.save_recognition(waiting, RecognitionDraft(
+        MediaType.MOVIE, "The Matrix", 1999, Plan(()), reasons=(
+            reason("year_unknown", "the release gives no year"),
+            reason("small_margin", "TMDB's best match 'The Matrix' is only 0.02 ahead of 'The Matrix "
+                   "Reloaded'"))))
+    config = Config(mqtt=MqttConfig(base_topic="jb"), panel=PanelConfig(base_url="http://panel.lan:8099/"))
+    state = EngineState(engine.commands, engine.bus, config)
+    summary = SummaryPayload.model_validate_json((await state.summary()).payload or b"")
+    assert summary.last_completed is not None
+    assert summary.last_completed.id == older
+    assert summary.review_queue == 1
+    (item,) = summary.reviews
+    assert (item.id, item.title, item.year) == (waiting, "The Matrix", 1999)
+    # The blocking reason's own sentence, not a code, and the panel page to decide on.
+    assert item.reason == "TMDB's best match 'The Matrix' is only 0.02 ahead of 'The Matrix Reloaded'"
+    assert item.url == f"http://panel.lan:8099/download/{waiting}"
+
+
+def test_the_review_queue_sensor_and_an_unknown_connection() -> None:
+    payload = discovery_payload(Topics("jb", "ha"), "node", panel_url=None)
+    queue = payload["cmps"]["review_queue"]
+    assert (queue["stat_t"], queue["json_attr_t"]) == ("jb/summary", "jb/summary")
+    link = payload["cmps"]["qbittorrent"]["val_tpl"]
+    assert "'None' if value_json.qbittorrent.connected is none" in link
+
+
+async def test_the_text_entity_state_is_an_empty_string(ha_bus: dict[str, Any]) -> None:
+    topics: Topics = ha_bus["topics"]
+    seen: list[tuple[str, bytes, bool]] = []
+    observer = asyncio.create_task(_observe(ha_bus["port"], topics.ha_text_state(), seen))
+    bridge, task = await _start(ha_bus)
+    try:
+        await _wait(seen, lambda s: len(s) >= 1)
+        assert seen[0][1] == b'""'
     finally:
         await bridge.stop()
         task.cancel()

@@ -265,6 +265,13 @@ async def test_review_flow_publishes_review_and_events(
             assert review["candidates"]
             assert review["candidates"][0]["provider"]
 
+            summary = await eventually_retained(config, topics.summary,
+                                                lambda v: v and v["review_queue"] == 1)
+            assert [item["id"] for item in summary["reviews"]] == [download_id]
+            assert summary["reviews"][0]["reason"] == "No confirmed metadata match"
+            listed = await eventually_retained(config, topics.download(download_id), lambda v: v is not None)
+            assert (listed["seeds"], listed["peers"]) == (0, 0)     # qBittorrent's swarm: nobody
+
             detail = await client.request(Command.GET, {"id": download_id})
             assert [t["to"] for t in detail.data["timeline"]][:3] == ["queued", "downloading", "recognizing"]
             candidate = detail.data["recognition"]["candidates"][0]["id"]
@@ -273,16 +280,27 @@ async def test_review_flow_publishes_review_and_events(
             await engine.settle(download_id, State.DONE)
             await eventually_retained(config, topics.download(download_id),
                                       lambda v: v and v["state"] == "done")
+            again = await client.request(Command.APPLY, {"id": download_id})
+            assert again.status == "error"
             assert await retained(config, topics.review(download_id), within=0.5) is None
             deadline = asyncio.get_running_loop().time() + 5
-            while "done" not in {e["event_type"] for e in events}:
+            while not {"done", "error"} <= {e["event_type"] for e in events}:
                 assert asyncio.get_running_loop().time() < deadline, events
                 await asyncio.sleep(0.05)
             collector.cancel()
         kinds = [e["event_type"] for e in events if e["id"] == download_id]
         assert kinds[0] == "added"
         assert "review_requested" in kinds
-        assert kinds[-1] == "done"
+        assert kinds[-2:] == ["done", "error"]
+        asked = next(e for e in events if e["event_type"] == "review_requested")
+        assert asked["reason"] == "needs review: no confirmed metadata match"
+        assert asked["message"] == "No confirmed metadata match"
+        assert asked["title"] == "Test Movie"
+        # A command that failed is an `error` event with a sentence (Home Assistant shows it).
+        (failed,) = [e for e in events if e["event_type"] == "error"]
+        assert (failed["id"], failed["command"], failed["code"]) == (download_id, "apply", "invalid_state")
+        assert failed["message"].startswith("Apply failed: ")
+        assert failed["message"] == failed["reason"]
         done = next(e for e in events if e["event_type"] == "done")
         assert done["from"] == "applying"
         assert done["to"] == "done"

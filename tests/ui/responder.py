@@ -58,16 +58,28 @@ def review(d: DownloadPayload, **fields: Any) -> ReviewPayload:
     values: dict[str, Any] = {
         "id": d.id, "name": d.name, "media_type": "movie", "title": "The Matrix", "year": 1999,
         "confidence": 0.62, "recommendation": "medium",
-        "reasons": [{"code": "close_runner_up", "message": "Two candidates are close to each other.",
-                     "weight": 0.2, "blocking": True}],
+        "reasons": [{"code": "year_unknown", "message": "the release gives no year", "weight": 0.05,
+                     "blocking": False,
+                     "meaning": "the release gives no year to tell films of one title apart"},
+                    {"code": "small_margin", "message": "two candidates are close to each other",
+                     "weight": 0.15, "blocking": True,
+                     "meaning": "the runner-up is nearly as good as the best candidate"}],
         "candidates": [
             {"id": "c1", "provider": "tmdb", "provider_id": "603", "media_type": "movie",
              "title": "The Matrix", "year": 1999, "url": "https://www.themoviedb.org/movie/603",
-             "poster_url": None, "distance": 0.05, "chosen": True},
+             "poster_url": None, "distance": 0.05, "chosen": False, "country": "US",
+             "network": "Warner Bros.", "overview": "A hacker learns what the Matrix is. " * 8,
+             "links": {"tmdb": "https://www.themoviedb.org/movie/603",
+                       "imdb": "https://www.imdb.com/title/tt0133093/"},
+             "evidence": [{"verdict": "match", "text": "title “The Matrix”"},
+                          {"verdict": "match", "text": "country US", "source": "your context"}]},
             {"id": "c2", "provider": "tmdb", "provider_id": "604", "media_type": "movie",
              "title": "The Matrix Reloaded", "year": 2003, "url": None, "poster_url": None,
-             "distance": 0.3, "chosen": False},
+             "distance": 0.3, "chosen": False,
+             "evidence": [{"verdict": "mismatch", "text": "title “The Matrix Reloaded”; the release says "
+                                                         "“The Matrix”"}]},
         ],
+        "recommended": "c1",
         "plan": [
             {"source": f"{d.name}/movie.mkv", "size": 1_500_000_000, "role": "video", "library": "movies",
              "target": f"{FOLDER}/{FOLDER}.mkv", "status": "planned"},
@@ -104,6 +116,7 @@ class FakeWorker:
         self.links: dict[str, list[dict[str, Any]]] = {}
         self.hints: dict[str, list[str]] = {}
         self.titles: list[dict[str, Any]] = []
+        self.decided: dict[str, list[dict[str, Any]]] = {}   # id -> what a human's apply added
         self.requests: list[tuple[Command, dict[str, Any]]] = []
         self.errors: dict[Command, tuple[str, str]] = {}
         self.silent: set[Command] = set()
@@ -213,14 +226,15 @@ class FakeWorker:
         r = self.reviews.get(d.id)
         recognition = None
         if r is not None:
-            recognition = {"media_type": r.media_type, "title": r.title, "year": r.year, "provider": "tmdb",
-                           "provider_id": "603", "confidence": r.confidence,
-                           "recommendation": r.recommendation,
+            recognition = {"media_type": r.media_type, "title": r.title, "year": r.year, "provider": None,
+                           "provider_id": None, "confidence": r.confidence,
+                           "recommendation": r.recommendation, "recommended": r.recommended,
                            "reasons": [x.model_dump() for x in r.reasons],
                            "candidates": [c.model_dump() for c in r.candidates],
                            "plan": [p.model_dump() for p in r.plan], "folder": FOLDER}
         timeline = [{"at": NOW, "from": None, "to": "queued", "reason": "added", "actor": "human"},
-                    {"at": NOW, "from": "queued", "to": d.state, "reason": "scripted", "actor": "worker"}]
+                    {"at": NOW, "from": "queued", "to": "review" if d.id in self.decided else d.state,
+                     "reason": "scripted", "actor": "worker"}, *self.decided.get(d.id, [])]
         return {"download": d.model_dump(mode="json"), "timeline": timeline, "recognition": recognition,
                 "hints": self.hints.get(d.id, []), "overrides": {},
                 "links": copy.deepcopy(self.links.get(d.id, []))}
@@ -248,6 +262,9 @@ class FakeWorker:
         target = f"/lib/movies/{FOLDER}/{FOLDER}.mkv"
         self.links[d.id] = [{"source": f"/dl/{d.name}/movie.mkv", "target": target, "kind": "video",
                              "status": "linked", "size": 1, "message": None}]
+        self.decided[d.id] = [
+            {"at": NOW, "from": "review", "to": "applying", "reason": "apply", "actor": "human"},
+            {"at": NOW, "from": "applying", "to": "done", "reason": "laid out", "actor": "worker"}]
         return self._move(d, "done", title="The Matrix", year=1999, settled_at=NOW)
 
     async def _refine(self, body: dict[str, Any]) -> dict[str, Any]:

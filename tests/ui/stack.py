@@ -21,7 +21,7 @@ import httpx
 
 from jellybit.config import load_config
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
-from tests.support.fake_metadata import FakeTmdb
+from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze
 from tests.support.network_guard import assert_loopback_config
 from tests.support.services import free_port
 
@@ -32,10 +32,11 @@ class PosterServer(FakeHttpServer):
     """Serves an SVG "poster" for any path, so thumbnails load without the internet."""
 
     def route(self, request: LoggedRequest) -> Reply:
-        """A labelled SVG rectangle named after the requested path."""
-        name = html.escape(request.path.strip("/").rsplit(".", 1)[0].replace("-", " ")[:40])
+        """A labelled SVG rectangle named after the requested file, in a colour of its own."""
+        name = html.escape(request.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ")[:40])
+        hue = sum(map(ord, name)) * 47 % 360
         body = (f'<svg xmlns="http://www.w3.org/2000/svg" width="200" height="300">'
-                f'<rect width="200" height="300" fill="#334155"/>'
+                f'<rect width="200" height="300" fill="hsl({hue},35%,30%)"/>'
                 f'<text x="100" y="150" fill="#f8fafc" font-size="16" text-anchor="middle" '
                 f'font-family="sans-serif">{name}</text></svg>')
         return Reply(200, body, {"Content-Type": "image/svg+xml"})
@@ -94,7 +95,7 @@ class Stack:
     """Config, fakes and the two processes of one browser test module."""
 
     def __init__(self, root: Path, *, broker_url: str, base_topic: str, qbittorrent: Any, data_dir: Path,
-                 tmdb: FakeTmdb, posters: PosterServer) -> None:
+                 tmdb: FakeTmdb, tvdb: FakeTvdb, tvmaze: FakeTvmaze, posters: PosterServer) -> None:
         self.root = root
         self.data_dir = data_dir
         self.movies = root / "media" / "movies"
@@ -131,8 +132,14 @@ api_key = "{FakeTmdb.API_KEY}"
 base_url = "{tmdb.base_url}"
 image_base_url = "{posters.base_url}"
 
+[metadata.tvdb]
+enabled = true
+api_key = "{FakeTvdb.API_KEY}"
+base_url = "{tvdb.base_url}"
+
 [metadata.tvmaze]
-enabled = false
+enabled = true
+base_url = "{tvmaze.base_url}"
 
 [worker]
 poll_interval = 0.1

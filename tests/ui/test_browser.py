@@ -8,6 +8,7 @@ size and at 390 px, go to artifacts/screenshots/.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -20,13 +21,16 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.support.fake_http import running
-from tests.support.fake_metadata import FakeTmdb, default_catalogue
+from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze, default_catalogue
+from tests.support.ha_screens import SHOTS_ENV
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent, wait_for
 from tests.support.services import require_binary
+from tests.ui.contrast import low_contrast
 from tests.ui.stack import ROOT, PosterServer, Stack
 
-SHOTS = ROOT / "artifacts" / "screenshots"
+# scripts/screenshots sets JELLYBIT_SCREENSHOTS; otherwise they go to artifacts/ (git-ignored).
+SHOTS = Path(os.environ.get(SHOTS_ENV) or ROOT / "artifacts" / "screenshots")
 # The dead proxy keeps everything but loopback (which Chromium never proxies) off the network,
 # without intercepting each request in Python (that doubled page load times).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -53,9 +57,13 @@ def stack(mosquitto: Broker, qbittorrent_server: QbittorrentProcess) -> Iterator
     data = Path(tempfile.mkdtemp(prefix="ui-", dir=qbittorrent_server.data_root))
     posters = PosterServer()
     posters.start()
-    with running(FakeTmdb(default_catalogue())) as tmdb:
+    catalogue = default_catalogue()
+    with running(FakeTmdb(catalogue)) as tmdb, running(FakeTvdb(catalogue)) as tvdb, \
+            running(FakeTvmaze(catalogue)) as tvmaze:
+        tvdb.image_host = tvmaze.image_host = posters.base_url     # posters from loopback only
         stack = Stack(root, broker_url=mosquitto.url, base_topic=f"jbui-{secrets.token_hex(4)}",
-                      qbittorrent=qbittorrent_server, data_dir=data, tmdb=tmdb, posters=posters)
+                      qbittorrent=qbittorrent_server, data_dir=data, tmdb=tmdb, tvdb=tvdb, tvmaze=tvmaze,
+                      posters=posters)
         try:
             stack.start()
             yield stack
@@ -118,10 +126,12 @@ def shoot(page: Page, name: str, settle: int = 250) -> None:
 
 
 def check_page(page: Page) -> None:
-    """Accessibility basics: every visible button has a name; nothing is wider than the viewport."""
+    """Accessibility basics: every visible button has a name; nothing is wider than the viewport; every
+    text and icon is at WCAG AA contrast."""
     assert page.evaluate(UNLABELLED_BUTTONS) == []
     width = page.viewport_size["width"] if page.viewport_size else 0
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert low_contrast(page) == [], page.url
 
 
 def download_id(page: Page) -> str:
@@ -144,18 +154,32 @@ def upload_and_add(page: Page, stack: Stack, torrent: bytes, name: str, context:
     return download_id(page)
 
 
+def action_bar(page: Page) -> list[str]:
+    """The action buttons a user sees, in order."""
+    bar = page.get_by_role("toolbar", name="Actions")
+    return [t.strip().split("\n")[-1] for t in bar.locator("button:visible").all_inner_texts()]   # no icon
+
+
 def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: Page) -> None:
+    page.goto(stack.url)    # a new user's first look: how to add the first torrent
+    expect(page.get_by_test_id("first-run")).to_contain_text("No downloads yet")
+    shoot(page, "downloads-first-run-desktop")
+    subtitle = "The.Matrix.1080p.BluRay.x264.srt"
     seeded = seeded_torrent(stack.data_dir, "The.Matrix.1080p.BluRay.x264",
-                            {"The.Matrix.1080p.BluRay.x264.mkv": 200_000})
+                            {"The.Matrix.1080p.BluRay.x264.mkv": 200_000,
+                             subtitle: b"1\n00:00:01,000 --> 00:00:02,000\n...\n"})
     wait_for(lambda: stack.worker.proc and stack.worker.proc.poll() is None)
     ident = upload_and_add(page, stack, seeded.torrent, "matrix", "Матрица — вторая часть, не первая")
     expect(page.get_by_test_id("added-notice")).to_have_text("Added: a new download was created.")
     badge = page.locator("[data-section=Download] [data-state]")
     expect(badge).to_have_text("Needs review")
-    recognition = page.locator("[data-section=Recognition]")
-    expect(recognition.get_by_text(
-        "is only 0.10 ahead of 'The Matrix Reloaded' (2003, US, Warner Bros. Pictures)")).to_be_visible()
+    decision = page.locator("[data-section=Decision]")
+    expect(decision.get_by_test_id("verdict")).to_have_text("Needs your decision")
+    ahead = "is only 0.10 ahead of 'The Matrix Reloaded' (2003, US, Warner Bros. Pictures)"
+    expect(decision.get_by_text(ahead).first).to_be_visible()
     expect(page.get_by_role("img", name="Poster of The Matrix Reloaded (2003)")).to_be_visible()
+    # Only what review allows, the primary first and the destructive ones last.
+    assert action_bar(page) == ["Apply", "Defer", "Reject…", "Cancel download…"]
     shoot(page, "detail-review-desktop")
     phone.goto(f"{stack.url}/download/{ident}")
     expect(phone.get_by_text("Needs review").first).to_be_visible()
@@ -165,18 +189,26 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     page.get_by_role("button", name="Choose The Matrix Reloaded (2003)").click()
     expect(page.get_by_role("button", name="Choose The Matrix Reloaded (2003)")).to_have_attribute(
         "aria-pressed", "true")
-    page.get_by_role("button", name="Apply").click()
+    # The subtitle's language, corrected in the file table before applying.
+    page.get_by_label(f"Language of {subtitle}").fill("ru")
+    expect(page.locator(f"[data-edited='The.Matrix.1080p.BluRay.x264/{subtitle}']")).to_have_text("Changed")
+    page.get_by_role("button", name="Apply", exact=True).click()
     expect(badge).to_have_text("Done")
+    expect(page.get_by_test_id("verdict")).to_have_text("Laid out as you decided")
     folder = "The Matrix Reloaded (2003) [tmdbid-604]"
     target = stack.movies / folder / f"{folder}.mkv"
     wait_for(target.exists)
     assert target.stat().st_ino == (seeded.content / "The.Matrix.1080p.BluRay.x264.mkv").stat().st_ino
+    pinned = stack.movies / folder / f"{folder}.ru.srt"
+    wait_for(pinned.exists)
+    assert pinned.stat().st_ino == (seeded.content / subtitle).stat().st_ino
     expect(page.get_by_text(str(target)).first).to_be_visible()
+    assert action_bar(page) == ["Undo…"]
     shoot(page, "detail-done-desktop")
 
     page.get_by_role("button", name="Undo").click()
     dialog = page.get_by_role("alertdialog")
-    expect(dialog.get_by_text("These 1 file(s) will be removed from the library:")).to_be_visible()
+    expect(dialog.get_by_text("These 2 file(s) will be removed from the library:")).to_be_visible()
     expect(dialog.get_by_text(str(target))).to_be_visible()
     shoot(page, "undo-confirm-desktop")
     dialog.get_by_role("button", name="Undo").click()
@@ -187,14 +219,94 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     expect(page.locator(f"[data-download='{ident}']")).to_contain_text("Undone")
 
 
-def test_an_error_response_is_shown(stack: Stack, page: Page) -> None:
+def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
+        stack: Stack, browser: Browser, page: Page, phone: Page) -> None:
+    name = "Shameless.S05.720p.HDTV"
+    files = {f"Shameless.S05E0{n}.720p.HDTV.mkv": 60_000 + n for n in (1, 2, 3)}
+    seeded = seeded_torrent(stack.data_dir, name, files)
+    ident = upload_and_add(page, stack, seeded.torrent, "shameless", "")
+    expect(page.get_by_test_id("verdict")).to_have_text("Needs your decision")
+    us, uk = page.locator("[data-candidate]").filter(has_text="Showtime"), \
+        page.locator("[data-candidate]").filter(has_text="Channel 4")
+    # One card per work, every provider's page on it, and what agrees or not in words.
+    for card in (us, uk):
+        for provider in ("TMDB", "TVDB", "TVMaze", "IMDb"):
+            expect(card.get_by_role("link", name=f"Open it on {provider} in a new tab")).to_be_visible()
+    expect(us).to_contain_text("2011–2021 · US · Showtime · 11 seasons")
+    expect(us).to_contain_text("season 5 has 12 episodes; the torrent has 3")
+    expect(uk).to_contain_text("season 5 has 10 episodes; the torrent has 3")
+    expect(us).to_contain_text("A Chicago father and his six children.")
+    for view, size in ((page, "desktop"), (phone, "phone")):
+        view.goto(f"{stack.url}/download/{ident}")
+        expect(view.get_by_test_id("verdict")).to_have_text("Needs your decision")
+        check_page(view)
+        shoot(view, f"review-series-{size}")
+    for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        dark = new_page(browser, viewport, "dark")
+        try:
+            dark.goto(f"{stack.url}/download/{ident}")
+            expect(dark.locator("body.body--dark")).to_have_count(1)
+            expect(dark.get_by_test_id("verdict")).to_have_text("Needs your decision")
+            check_page(dark)
+            shoot(dark, f"review-series-{size}-dark")
+        finally:
+            dark.context.close()
+
+    # On a phone: choose, correct one file, and Apply right there on the chosen card.
+    phone.get_by_role("button", name="Choose Shameless (US) (2011)").click()
+    chosen = phone.locator("[data-candidate]").filter(has_text="Showtime")
+    apply = chosen.get_by_role("button", name="Apply: Shameless (US) (2011)")    # on the chosen card itself
+    expect(apply).to_be_visible()
+    phone.get_by_label("Episodes of Shameless.S05E03.720p.HDTV.mkv").fill("4")
+    edited = phone.locator("[data-edited='Shameless.S05.720p.HDTV/Shameless.S05E03.720p.HDTV.mkv']")
+    expect(edited).to_have_text("Changed")          # the panel has the correction: Apply pins it
+    apply.click()
+    expect(phone.get_by_test_id("verdict")).to_have_text("Laid out as you decided")
+    wait_for(lambda: bool(list(stack.series.rglob("*S05E04.mkv"))))
+    corrected = list(stack.series.rglob("*S05E04.mkv"))
+    assert [p.parent.name for p in corrected] == ["Season 05"]
+    assert corrected[0].stat().st_ino == (seeded.content / "Shameless.S05E03.720p.HDTV.mkv").stat().st_ino
+    assert "[tvdbid-161511]" in corrected[0].parent.parent.name
+    assert not list(stack.series.rglob("*S05E03.mkv"))
+
+
+def test_a_torrent_without_peers_shows_qbittorrents_state_and_can_be_cancelled(
+        stack: Stack, page: Page, phone: Page) -> None:
     page.goto(f"{stack.url}/add")
-    page.get_by_label("Magnet link, URL or infohash").fill("magnet:?xt=urn:btih:not-a-hash")
+    page.get_by_label("Magnet link, URL or infohash").fill(
+        f"magnet:?xt=urn:btih:{secrets.token_hex(20)}&dn=Nobody.Seeds.This.S01")
     page.get_by_role("button", name="Add", exact=True).click()
-    alert = page.locator(".q-notification").filter(has_text="magnet")
-    expect(alert).to_be_visible()
-    assert "/add" in page.url
-    shoot(page, "add-error-desktop", settle=700)  # the notification slides in
+    page.wait_for_url(re.compile(r"/download/[0-9a-z]{26}"))
+    ident = download_id(page)
+    assert action_bar(page) == ["Cancel download…"]
+    page.goto(stack.url)
+    card = page.locator(f"[data-download='{ident}']")
+    expect(card.locator("[data-torrent-state]")).to_contain_text("(qBittorrent: metaDL)")
+    expect(card.get_by_test_id("progress")).to_contain_text("0 seeds · 0 peers")
+    phone.goto(stack.url)
+    expect(phone.locator(f"[data-download='{ident}']")).to_be_visible()
+    check_page(phone)
+    shoot(phone, "downloads-phone")
+    page.goto(f"{stack.url}/download/{ident}")
+    page.get_by_role("button", name="Cancel download").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Cancel download").click()
+    expect(page.locator("[data-section=Download] [data-state]")).to_have_text("Cancelled")
+
+
+def test_an_error_response_is_shown_below_the_navigation(stack: Stack, page: Page, phone: Page) -> None:
+    for view, size in ((page, "desktop"), (phone, "phone")):
+        view.goto(f"{stack.url}/add")
+        view.get_by_label("Magnet link, URL or infohash").fill("magnet:?xt=urn:btih:not-a-hash")
+        view.get_by_role("button", name="Add", exact=True).click()
+        alert = view.locator(".q-notification").filter(has_text="magnet")
+        expect(alert).to_be_visible()
+        assert "/add" in view.url
+        view.wait_for_timeout(700)  # the notification slides in
+        toast, header = alert.bounding_box(), view.locator("header").bounding_box()
+        assert toast is not None
+        assert header is not None
+        assert toast["y"] >= header["y"] + header["height"], (toast, header)
+        shoot(view, f"add-error-{size}", settle=0)
 
 
 def test_every_page_at_desktop_and_phone_width(stack: Stack, browser: Browser, page: Page,
@@ -212,16 +324,24 @@ def test_every_page_at_desktop_and_phone_width(stack: Stack, browser: Browser, p
             expect(view.locator("header")).to_be_visible()
             if name == "status":
                 expect(view.get_by_text("Worker: Online")).to_be_visible()
+            if name == "add":   # no stray "0.0B / 0.00%" in the upload box
+                expect(view.get_by_text("Upload a .torrent file")).to_be_visible()
+                expect(view.locator(".q-uploader__subtitle")).to_be_hidden()
             if name == "titles":
                 expect(view.get_by_role("button", name="Reload")).to_be_enabled()
             shoot(view, f"{name}-{size}")
             check_page(view)
     dark = new_page(browser, DESKTOP, "dark")  # dark mode follows the system
     try:
-        for path, name in ((f"/download/{ident}", "detail"), ("/", "downloads")):
+        for path, name in (("/", "downloads"), ("/add", "add"), ("/titles", "titles"), ("/status", "status"),
+                           (f"/download/{ident}", "detail")):
             dark.goto(f"{stack.url}{path}")
             expect(dark.locator("body.body--dark")).to_have_count(1)
+            expect(dark.locator("header")).to_be_visible()
+            if name == "titles":
+                expect(dark.get_by_role("button", name="Reload")).to_be_enabled()
             shoot(dark, f"{name}-dark")
+            check_page(dark)
     finally:
         dark.context.close()
 

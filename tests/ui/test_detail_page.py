@@ -20,8 +20,29 @@ def in_review(worker: FakeWorker, name: str = "Matrix.1999.1080p") -> str:
 
 
 def enabled(user: User, marker: str) -> bool:
-    (button,) = user.find(marker=marker).elements
-    return button.enabled
+    return marked(user, marker).enabled
+
+
+def marked(user: User, marker: str) -> ui.element:
+    """The one element with this marker, shown or hidden (`user.find` sees only the shown ones)."""
+    (element,) = [e for e in user.client.elements.values() if marker in e._markers]
+    return element
+
+
+def labelled(user: User, label: str) -> ui.element:
+    """The one field with this aria-label."""
+    (element,) = [e for e in user.client.elements.values() if e.props.get("aria-label") == label]
+    return element
+
+
+def shown(user: User, marker: str) -> bool:
+    """The action bar shows the button (and it works): only what the state allows is there."""
+    button = marked(user, marker)
+    return button.visible and button.enabled
+
+
+def texts(element: ui.element) -> list[str]:
+    return [e.text for e in element.descendants() if isinstance(e, ui.label)]
 
 
 async def test_malformed_and_unknown_ids_are_404_pages(worker: FakeWorker, user: User) -> None:
@@ -34,20 +55,58 @@ async def test_malformed_and_unknown_ids_are_404_pages(worker: FakeWorker, user:
     assert f"There is no download {unknown}" in reply.text
 
 
-async def test_review_shows_reasons_candidates_and_plan(worker: FakeWorker, user: User) -> None:
+async def test_review_shows_the_verdict_reasons_candidates_and_files(worker: FakeWorker, user: User) -> None:
     download_id = in_review(worker)
     await user.open(f"/download/{download_id}")
-    await user.should_see("Two candidates are close to each other. (blocks automatic layout)", retries=50)
-    await user.should_see("Medium match: the best candidate is probably right.")
+    await user.should_see("Needs your decision", retries=50)
+    (decision,) = [e for e in user.find(ui.card).elements if e.props.get("data-section") == "Decision"]
+    words = texts(decision)
+    # The verdict first (the kind of doubt), then every reason as a sentence, the blocking one first.
+    assert words[:2] == ["Needs your decision", "The runner-up is nearly as good as the best candidate"]
+    reasons = [w for w in words
+               if w in ("Two candidates are close to each other", "The release gives no year")]
+    assert reasons == ["Two candidates are close to each other", "The release gives no year"]
+    assert words.count("The runner-up is nearly as good as the best candidate") == 1
+    assert "The release gives no year to tell films of one title apart" in words
+    assert not any("_" in w for w in words)                   # no codes
     await user.should_see("The Matrix Reloaded (2003)")
+    await user.should_see("Recommended")
+    await user.should_see("country US (from your context)")
+    await user.should_see("Apply: The Matrix (1999)")        # next to the recommended, preselected one
     await user.should_see("Matrix.1999.1080p/movie.en.srt")
     await user.should_see("→ movies/The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv")
     marks = [b.props.get("data-mark") for b in user.find(ui.badge).elements if b.props.get("data-mark")]
     assert marks == ["collision"]
     actions = ("apply", "reject", "defer", "undo", "retry", "relink", "cancel")
-    assert {m: enabled(user, m) for m in actions} == {
+    assert {m: shown(user, m) for m in actions} == {
         "apply": True, "reject": True, "defer": True, "undo": False, "retry": False, "relink": False,
         "cancel": True}
+
+
+async def test_corrections_in_the_file_table_go_into_apply(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="file-language", retries=50)
+    labelled(user, "Language of movie.en.srt").value = "pt-BR"
+    labelled(user, "Season of movie.mkv").value = 2
+    labelled(user, "Episodes of movie.mkv").value = "1-2"
+    user.find(marker="apply-candidate").click()
+    await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
+    (body,) = [b for c, b in worker.requests if c == "apply"]
+    assert body == {"id": download_id, "candidate_id": "c1", "overrides": {"files": {
+        "Matrix.1999.1080p/movie.mkv": {"season": 2, "episodes": [1, 2]},
+        "Matrix.1999.1080p/movie.en.srt": {"language": "pt-BR", "episodes": []}}}}   # [] = the default
+    await user.should_see("Laid out as you decided", retries=50)
+
+
+async def test_a_wrong_correction_is_said_and_nothing_is_sent(worker: FakeWorker, user: User) -> None:
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="file-episodes", retries=50)
+    labelled(user, "Episodes of movie.mkv").value = "first"
+    user.find(marker="apply").click()
+    await eventually(lambda: user.notify.contains("movie.mkv: episodes are numbers like 3, 3-4 or 1, 2"))
+    assert not any(c == "apply" for c, _ in worker.requests)
 
 
 async def test_choose_candidate_and_overrides_go_into_apply(worker: FakeWorker, user: User) -> None:
@@ -64,8 +123,9 @@ async def test_choose_candidate_and_overrides_go_into_apply(worker: FakeWorker, 
     assert body == {"id": download_id, "candidate_id": "c2",
                     "overrides": {"title": "Матрица: Перезагрузка", "year": 2003}}
     await user.should_see("Done", retries=50)
-    assert enabled(user, "undo")
-    assert not enabled(user, "apply")
+    assert shown(user, "undo")
+    assert not shown(user, "apply")
+    await user.should_see("Laid out as you decided")
 
 
 async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: User) -> None:
@@ -78,7 +138,7 @@ async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: Use
     await user.open(f"/download/{download_id}")
     await user.should_see(marker="apply", retries=50)
     (apply,) = user.find(marker="apply").elements
-    (undo,) = user.find(marker="undo").elements
+    undo = marked(user, "undo")             # hidden while in review
     (choose,) = user.find(marker="choose-c2").elements
     for n in range(3):
         renamed = worker.downloads[download_id].model_copy(update={"name": f"Matrix.1999.Remux.{n}"})
@@ -91,7 +151,7 @@ async def test_action_buttons_survive_live_updates(worker: FakeWorker, user: Use
     await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
     await eventually(lambda: undo.enabled, within=10)     # the same Undo button followed the state
     assert not apply.enabled
-    assert user.find(marker="undo").elements == {undo}
+    assert marked(user, "undo") is undo
 
 
 async def test_undo_confirmation_lists_the_links_then_undoes(worker: FakeWorker, user: User) -> None:

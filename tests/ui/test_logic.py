@@ -15,9 +15,10 @@ from ui.actions import ALLOWED, allowed
 from ui.auth import safe_target
 from ui.pages.add import add_payload
 from ui.pages.detail import valid_id
-from ui.pages.detail_sections import work_line
 from ui.pages.downloads import matches, split
-from ui.pages.titles import coverage
+from ui.pages.review_sections import work_line
+from ui.pages.titles import coverage, title_order
+from ui.review import file_overrides, ordered_reasons, preselected, reason_words, verdict
 
 
 def parse_ranges(text: str) -> list[int]:
@@ -74,7 +75,8 @@ def test_filters_and_sections() -> None:
     assert matches(a, [], "фарго")
     assert not matches(a, ["done"], "")
     assert matches(c, ["done"], "OLD")
-    assert split([c, b, a]) == ([a], [b], [c])
+    d = download(name="Broken", state="failed", updated_at="2026-01-03T00:00:00Z")
+    assert split([c, b, a, d]) == {"review": [a], "active": [b], "problems": [d], "finished": [c]}
 
 
 def test_login_redirects_stay_local() -> None:
@@ -103,6 +105,96 @@ def test_counts_use_the_singular_for_one() -> None:
 def test_a_candidate_card_says_what_tells_the_work_apart() -> None:
     us = {"first_year": 2011, "last_year": 2021, "country": "US", "network": "Showtime", "season_count": 11}
     assert work_line(us) == "2011–2021 · US · Showtime · 11 seasons"
+    assert work_line({**us, "episode_count": 134}) == "2011–2021 · US · Showtime · 11 seasons · 134 episodes"
     assert work_line({"first_year": 1990, "last_year": 1990, "country": "GB", "season_count": 1}) == (
         "1990 · GB · 1 season")
     assert work_line({}) == ""
+
+
+@given(st.sets(st.integers(min_value=0, max_value=2000), max_size=50))
+def test_episode_numbers_read_back_what_the_table_shows(numbers: set[int]) -> None:
+    assert fmt.parse_episodes(fmt.episodes_text(numbers)) == sorted(numbers)
+
+
+@given(st.text(max_size=40))
+def test_any_text_in_the_episodes_box_is_numbers_or_refused(text: str) -> None:
+    found = fmt.parse_episodes(text)
+    assert found is None or (all(isinstance(n, int) and n >= 0 for n in found) and len(found) <= 50)
+
+
+def test_episode_boxes_in_words() -> None:
+    assert fmt.parse_episodes("3") == [3]
+    assert fmt.parse_episodes(" 3-4 ") == [3, 4]
+    assert fmt.parse_episodes("E05–E07") == [5, 6, 7]
+    assert fmt.parse_episodes("1, 3") == [1, 3]
+    assert fmt.parse_episodes("") == []
+    for bad in ("three", "4-2", "1-99", "S01E02", "-1", "1;2"):
+        assert fmt.parse_episodes(bad) is None, bad
+
+
+def test_reasons_blocking_first_then_by_weight_in_sentences() -> None:
+    notes = [{"code": "year_unknown", "message": "the release gives no year", "weight": 0.05},
+             {"code": "context_read", "message": "from your context: country US", "weight": 0.0},
+             {"code": "small_margin", "message": "TMDB's best match is only 0.02 ahead", "weight": 0.15,
+              "blocking": True, "meaning": "the runner-up is nearly as good as the best candidate"}]
+    assert [r["code"] for r in ordered_reasons(notes)] == ["small_margin", "year_unknown", "context_read"]
+    assert reason_words(notes[2]) == ("TMDB's best match is only 0.02 ahead",
+                                      "The runner-up is nearly as good as the best candidate")
+    assert reason_words({"code": "odd_code", "message": ""}) == ("odd code", "")
+
+
+def test_the_verdict_never_contradicts_the_state() -> None:
+    rec = {"title": "The Matrix", "year": 1999, "confidence": 0.85, "reasons": [
+        {"code": "small_margin", "message": "only 0.00 ahead", "blocking": True, "weight": 0.15},
+        {"code": "context_unused", "message": "words unused", "blocking": True, "weight": 0.0}]}
+    asked = verdict({"state": "review"}, rec)
+    assert (asked.tone, asked.headline, asked.detail) == ("decide", "Needs your decision",
+                                                          "Only 0.00 ahead (and 1 more reason)")
+    rec["reasons"][0]["meaning"] = "the runner-up is nearly as good as the best candidate"
+    assert verdict({"state": "review"}, rec).detail == (
+        "The runner-up is nearly as good as the best candidate (and 1 more reason)")
+    human = [{"to": "review", "actor": "worker"}, {"to": "applying", "actor": "human"}, {"to": "done"}]
+    assert verdict({"state": "done"}, rec, human).headline == "Laid out as you decided"
+    automatic = [{"to": "applying", "actor": "worker"}, {"to": "done"}]
+    assert verdict({"state": "done"}, rec, automatic).headline == "Laid out automatically"
+    assert verdict({"state": "failed", "error": {"code": "layout_io", "message": "disk full"}}, rec).detail \
+        == "disk full"
+    assert verdict({"state": "downloading"}, None).tone == "working"
+
+
+def test_the_recommended_candidate_is_preselected() -> None:
+    rec = {"recommended": "c2", "candidates": [{"id": "c1", "chosen": True}, {"id": "c2"}]}
+    assert preselected(rec) == "c2"
+    assert preselected({"candidates": [{"id": "c1", "chosen": True}]}) == "c1"
+    assert preselected({"candidates": [{"provider": "tmdb", "provider_id": "1"}]}) is None
+
+
+def test_file_corrections_pin_only_what_changed() -> None:
+    rows = [{"source": "S/e1.mkv", "role": "video", "season": 1, "episodes": [1]},
+            {"source": "S/e2.mkv", "role": "video", "season": 1, "episodes": [2]},
+            {"source": "S/e1.srt", "role": "subtitle", "language": None}]
+    edits = {"S/e1.mkv": {"episodes": "1", "season": 1, "role": "video"},    # unchanged
+             "S/e2.mkv": {"episodes": "2-3", "season": 2},
+             "S/e1.srt": {"language": "pt-BR"}}
+    assert file_overrides(rows, edits) == {"S/e2.mkv": {"episodes": [2, 3], "season": 2},
+                                           "S/e1.srt": {"language": "pt-BR"}}
+    assert file_overrides(rows, {"S/e2.mkv": {"episodes": "two"}}) == (
+        "e2.mkv: episodes are numbers like 3, 3-4 or 1, 2")
+    assert file_overrides(rows, {"S/e1.srt": {"language": "english!"}}) == (
+        "e1.srt: the language is a code like en, rus or pt-BR")
+    assert file_overrides(rows, {"S/e1.mkv": {"language": "en"}}) == (
+        "e1.mkv: only subtitle and audio files have a language")
+    assert file_overrides(rows, {"S/e1.mkv": {"role": "ignored"}}) == {"S/e1.mkv": {"role": "ignored"}}
+
+
+def test_titles_sort_alphabetically_then_by_year() -> None:
+    groups = [{"title": "fargo", "year": 2014}, {"title": "Alias"}, {"title": "Fargo", "year": 1996}]
+    assert [(g["title"], g.get("year")) for g in sorted(groups, key=title_order)] == [
+        ("Alias", None), ("Fargo", 1996), ("fargo", 2014)]
+
+
+def test_qbittorrent_states_and_the_swarm_in_words() -> None:
+    assert fmt.torrent_words("stalledDL") == ("Stalled: no peer is sending data", True)
+    assert fmt.torrent_words("downloading") is None
+    assert fmt.swarm(3, 1) == "3 seeds · 1 peer"
+    assert fmt.swarm(None, None) == ""

@@ -82,7 +82,8 @@ async def test_titles_show_coverage_and_delete_needs_confirmation(worker: FakeWo
     await user.should_see("Fargo (2014) · series", retries=50)
     await user.should_see("Season 1: episodes 1–10 (10)")
     await user.should_see("Season 2: episodes 1, 3 (2)")
-    user.find("Delete title").click()
+    user.find(marker="title-menu").click()
+    user.find(marker="delete-title").click()
     await user.should_see("Every download of this title (1) is undone: its hardlinks leave the library and "
                           "emptied folders are removed:")
     assert not any(c == "delete_title" for c, _ in worker.requests)

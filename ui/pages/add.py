@@ -42,7 +42,7 @@ def register(live: Live, *, login: bool, max_torrent_bytes: int) -> None:
                             placeholder="magnet:?xt=urn:btih:…  or  https://…/file.torrent  or  a hash",
                             ).bind_value(form, "source").classes("w-full").props(
                     "outlined autogrow input-style='font-family:monospace' spellcheck=false")
-                ui.label("or").classes("text-sm opacity-70 self-center")
+                ui.label("or").classes("text-sm text-muted self-center")
 
                 async def uploaded(e: events.UploadEventArguments) -> None:
                     data = await e.file.read()
@@ -87,4 +87,4 @@ def register(live: Live, *, login: bool, max_torrent_bytes: int) -> None:
 
                 ui.button("Add", icon="add", on_click=submit).props("color=primary").mark("add").classes(
                     "self-end")
-            ui.label("Jellybit never fetches a URL itself: qBittorrent does.").classes("text-xs opacity-60")
+            ui.label("Jellybit never fetches a URL itself: qBittorrent does.").classes("text-xs text-muted")

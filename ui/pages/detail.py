@@ -9,11 +9,14 @@ from nicegui import ui
 
 from jellybit.protocol import Command
 from ui import format as fmt
-from ui.actions import allowed, call, confirm_dialog
+from ui import review
+from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
+from ui.pages import detail_dialogs as dialogs
 from ui.pages import detail_sections as sections
+from ui.pages import review_sections
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 ADDED = {
@@ -39,6 +42,7 @@ class DetailView:
         self.form: dict[str, Any] = {"media_type": None, "title": "", "year": None, "season": None,
                                      "hint": ""}
         self.selected: str | None = None
+        self.file_edits: dict[str, dict[str, Any]] = {}   # source -> the table's corrections
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
         self._body_state = ""                    # the state the body was last rendered for
@@ -71,11 +75,15 @@ class DetailView:
         recognition = self.data.get("recognition") or {}
         candidates = recognition.get("candidates") or []
         chosen = next((c for c in candidates if c.get("chosen")), None)
-        keys = {sections.candidate_key(c) for c in candidates}
-        # A new recognition has new candidates: the old pick no longer exists; outside review the
-        # worker's choice is the one to show.
-        if self.selected not in keys or self.state != "review":
-            self.selected = sections.candidate_key(chosen) if chosen is not None else None
+        keys = {review.candidate_key(c) for c in candidates}
+        # A new recognition has new candidates: the old pick no longer exists (the recommended one is
+        # preselected); outside review the worker's choice is the one to show.
+        if self.state != "review":
+            self.selected = review.candidate_key(chosen) if chosen is not None else None
+        elif self.selected not in keys:
+            self.selected = review.preselected(recognition)
+        sources = {row.get("source") for row in recognition.get("plan") or []}
+        self.file_edits = {k: v for k, v in self.file_edits.items() if k in sources}
         self._seen = self._fingerprint()
 
     def _fingerprint(self) -> tuple[Any, ...]:
@@ -93,20 +101,24 @@ class DetailView:
 
     def choose(self, candidate: dict[str, Any]) -> None:
         """Select a candidate for apply."""
-        self.selected = sections.candidate_key(candidate)
-        ui.notify(f"Chosen: {fmt.title_line(candidate.get('title'), candidate.get('year'))}. "
-                  "Press Apply to lay it out.", position="top")
+        self.selected = review.candidate_key(candidate)
+        notify(f"Chosen: {fmt.title_line(candidate.get('title'), candidate.get('year'))}. "
+               "Press Apply to lay it out.")
         self.refresh()
 
     def selected_candidate(self) -> dict[str, Any] | None:
         """The candidate the human picked (or the worker's choice)."""
         recognition = (self.data or {}).get("recognition") or {}
         return next((c for c in recognition.get("candidates") or []
-                     if sections.candidate_key(c) == self.selected), None)
+                     if review.candidate_key(c) == self.selected), None)
 
-    def apply_payload(self) -> dict[str, Any]:
-        """The `apply` request from the selected candidate and the override fields."""
+    def apply_payload(self) -> dict[str, Any] | str:
+        """The `apply` request from the chosen candidate, the fields and the file table; or what is wrong."""
         payload: dict[str, Any] = {"id": self.id}
+        rows = ((self.data or {}).get("recognition") or {}).get("plan") or []
+        files = review.file_overrides(rows, self.file_edits)
+        if isinstance(files, str):
+            return files
         overrides: dict[str, Any] = {}
         candidate = self.selected_candidate()
         if candidate is not None:
@@ -122,6 +134,8 @@ class DetailView:
         for key in ("year", "season"):
             if form[key] not in (None, ""):
                 overrides[key] = int(form[key])
+        if files:
+            overrides["files"] = files
         if overrides:
             payload["overrides"] = overrides
         return payload
@@ -166,10 +180,11 @@ class DetailView:
                 ui.button("Try again", icon="refresh", on_click=self.reload)
             return
         state = self.state
+        live = self.live.downloads.get(self.id)
+        torrent = (lambda: progress_line(live)) if live is not None and state in ("queued", "downloading") \
+            else None
         with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Download"):
-            sections.header(download)
-            if state in ("queued", "downloading") and self.id in self.live.downloads:
-                progress_line(self.live.downloads[self.id])
+            sections.header(download, torrent)
 
     @ui.refreshable_method
     def _body(self) -> None:
@@ -180,16 +195,18 @@ class DetailView:
             ui.label(f"Could not refresh: {self.error}").classes("text-sm text-negative")
         data = self.data or {}
         recognition = data.get("recognition")
+        deciding = allowed("apply", state)
+        review_sections.decision(review.verdict(self.download, recognition, data.get("timeline") or []),
+                                 recognition, state)
         if recognition:
-            sections.recognition(recognition)
-            sections.candidates(recognition.get("candidates") or [], self.selected, self.choose,
-                                can_choose=allowed("apply", state))
-            if allowed("apply", state):
+            items = recognition.get("candidates") or []
+            if items or deciding:
+                review_sections.candidates(items, self.selected, recognition.get("recommended"), self.choose,
+                                           self.apply, can_choose=deciding)
+            if deciding:
                 self._overrides()
-            sections.plan(recognition.get("plan") or [], recognition.get("folder"))
-        elif self.data is not None:
-            with sections.section("Recognition"):
-                ui.label("Recognition runs once the download is complete.").classes("text-sm opacity-70")
+            review_sections.file_table(recognition.get("plan") or [], self.file_edits,
+                                       recognition.get("folder"), editable=deciding)
         if self.data is not None:
             self._hints(data.get("hints") or [], state)
             if data.get("links"):
@@ -198,34 +215,48 @@ class DetailView:
             sections.details(data)
 
     def _actions(self) -> None:
-        with ui.row().classes("w-full gap-2 flex-wrap").props("role=toolbar aria-label=Actions") as bar:
+        """The action bar: built once; a button shows only in the states that allow it."""
+        with ui.row().classes("w-full gap-2 flex-wrap items-center").props(
+                "role=toolbar aria-label=Actions") as bar:
             self._toolbar = bar
             self._buttons: dict[str, ui.button] = {}
-            b = self._buttons
-            b["apply"] = ui.button("Apply", icon="done_all", on_click=lambda e: self.apply(e.sender)).props(
-                "color=positive").mark("apply")
-            b["reject"] = ui.button("Reject", icon="block", on_click=self.ask_reject).props(
-                "outline color=negative").mark("reject")
-            with ui.button("Defer", icon="schedule").props("outline").mark("defer") as defer:
-                with ui.menu():
-                    for hours, label in ((1, "for 1 hour"), (24, "for 1 day"), (168, "for 1 week")):
-                        ui.menu_item(f"Defer {label}",
-                                     on_click=lambda _e, h=hours: self.defer(h, defer)).mark(f"defer-{hours}")
-            b["defer"] = defer
-            b["undo"] = ui.button("Undo", icon="undo", on_click=self.ask_undo).props("outline").mark("undo")
-            b["retry"] = ui.button("Retry", icon="replay", on_click=lambda e: self.simple(
-                Command.RETRY, e.sender, "Retrying.")).props("outline").mark("retry")
-            b["relink"] = ui.button("Relink", icon="link", on_click=lambda e: self.simple(
-                Command.RELINK, e.sender, "Laying the files out again.")).props("outline").mark("relink")
-            b["cancel"] = ui.button("Cancel download", icon="cancel", on_click=self.ask_cancel).props(
-                "outline color=negative").mark("cancel")
+            handlers: dict[str, Any] = {
+                "apply": lambda e: self.apply(e.sender),
+                "retry": lambda e: self.simple(Command.RETRY, e.sender, "Retrying."),
+                "relink": lambda e: self.simple(Command.RELINK, e.sender, "Laying the files out again."),
+                "reject": lambda _e: dialogs.ask_reject(self),
+                "undo": lambda _e: dialogs.ask_undo(self),
+                "cancel": lambda _e: dialogs.ask_cancel(self),
+            }
+            labels = {"apply": ("Apply", "done_all"), "retry": ("Retry", "replay"),
+                      "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),
+                      "reject": ("Reject…", "block"), "undo": ("Undo…", "undo"),
+                      "cancel": ("Cancel download…", "cancel")}
+            for action in ORDER:
+                text, icon = labels[action]
+                if action == "defer":
+                    with ui.button(text, icon=icon).props("outline no-caps").mark("defer") as defer:
+                        with ui.menu():
+                            for hours, label in ((1, "for 1 hour"), (24, "for 1 day"), (168, "for 1 week")):
+                                ui.menu_item(f"Defer {label}", on_click=lambda _e, h=hours: self.defer(
+                                    h, defer)).mark(f"defer-{hours}")
+                    self._buttons["defer"] = defer
+                    continue
+                style = "unelevated color=positive" if action in PRIMARY else \
+                    "flat color=negative" if action in DESTRUCTIVE else "outline"
+                button = ui.button(text, icon=icon, on_click=handlers[action]).props(f"{style} no-caps").mark(
+                    action)
+                if action in DESTRUCTIVE:
+                    button.classes("destructive")
+                self._buttons[action] = button
 
     def _update_actions(self) -> None:
         state = self.state
-        self._toolbar.set_visibility(bool(self.download))
+        self._toolbar.set_visibility(bool(self.download) and any(allowed(c, state) for c in self._buttons))
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
                 button.set_enabled(allowed(command, state))
+                button.set_visibility(allowed(command, state))
 
     def _overrides(self) -> None:
         with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
@@ -243,7 +274,7 @@ class DetailView:
                         self.form, "season").props(
                         "outlined dense").classes("grow")
                 ui.label("Filled fields override what was recognized when you press Apply.").classes(
-                    "text-xs opacity-70")
+                    "text-xs text-muted")
 
     def _hints(self, hints: list[str], state: str) -> None:
         with sections.section("Hints"):
@@ -252,7 +283,7 @@ class DetailView:
                     ui.label(f"“{hint}”").classes("text-sm").style(WRAP)
             else:
                 ui.label("No hints yet. A hint is a sentence that helps recognition, "
-                         "e.g. “this is the 2014 TV series”.").classes("text-sm opacity-70")
+                         "e.g. “this is the 2014 TV series”.").classes("text-sm text-muted")
             if allowed("refine", state):
                 with ui.row().classes("w-full gap-2 items-end"):
                     ui.input("Add a hint").mark("hint").bind_value(self.form, "hint").classes("grow").props(
@@ -280,8 +311,12 @@ class DetailView:
             self._update_actions()  # the state may have moved while the request was in flight
 
     async def apply(self, button: ui.button) -> None:
-        """Lay out with the chosen candidate and overrides."""
-        data = await call(self.live, Command.APPLY, self.apply_payload(), button=button,
+        """Lay out with the chosen candidate, the corrected fields and the file table's corrections."""
+        payload = self.apply_payload()
+        if isinstance(payload, str):
+            show_error(payload)
+            return
+        data = await call(self.live, Command.APPLY, payload, button=button,
                           success="Applying: the files are being laid out.")
         await self._after(data)
 
@@ -289,7 +324,7 @@ class DetailView:
         """Add the hint and recognize again."""
         hint = (self.form["hint"] or "").strip()
         if not hint:
-            ui.notify("Write a hint first.", type="warning", position="top")
+            notify("Write a hint first.", kind="warning")
             return
         data = await call(self.live, Command.REFINE, {"id": self.id, "hint": hint}, button=button,
                           success="Hint added; recognizing again.")
@@ -306,86 +341,6 @@ class DetailView:
     async def simple(self, command: Command, button: ui.button, success: str) -> None:
         """Retry or relink: no confirmation needed."""
         await self._after(await call(self.live, command, {"id": self.id}, button=button, success=success))
-
-    def ask_reject(self) -> None:
-        """Confirm a reject (nothing laid out; the download becomes cancelled)."""
-        with self._dialog_host():
-            dialog, body, button = confirm_dialog("Reject this download?", confirm_label="Reject",
-                                                  danger=True)
-        form = {"reason": ""}
-        with body:
-            ui.label("Nothing will be laid out and the download becomes cancelled. The torrent and its "
-                     "data stay in qBittorrent.").classes("text-sm")
-            ui.input("Reason (optional)").bind_value(form, "reason").classes("w-full").props("outlined dense")
-
-        async def go() -> None:
-            payload: dict[str, Any] = {"id": self.id}
-            if form["reason"].strip():
-                payload["reason"] = form["reason"].strip()
-            data = await call(self.live, Command.REJECT, payload, button=button, success="Rejected.")
-            dialog.close()
-            await self._after(data)
-
-        button.on_click(go)
-        dialog.open()
-
-    def ask_undo(self) -> None:
-        """Confirm an undo, listing the library files it removes."""
-        targets = sections.live_link_targets((self.data or {}).get("links") or [])
-        with self._dialog_host():
-            dialog, body, button = confirm_dialog("Undo this download?", confirm_label="Undo", danger=True)
-        with body:
-            if targets:
-                ui.label(f"These {len(targets)} file(s) will be removed from the library:").classes("text-sm")
-                with ui.column().classes("gap-0 w-full max-h-64 overflow-auto").props(
-                        "data-testid=undo-list"):
-                    for target in targets:
-                        ui.label(target).classes("text-xs font-mono").style(WRAP)
-            else:
-                ui.label("No library files are recorded for this download.").classes("text-sm")
-            ui.label("Only Jellybit's hardlinks go; the downloaded data in qBittorrent is not touched, and a "
-                     "file that is the last copy is kept.").classes("text-sm opacity-80")
-
-        async def go() -> None:
-            data = await call(self.live, Command.UNDO, {"id": self.id}, button=button)
-            dialog.close()
-            if data is not None:
-                removed, refused = data.get("removed") or [], data.get("refused") or []
-                text = f"Undone: {len(removed)} file(s) removed from the library."
-                if refused:
-                    text += f" {len(refused)} kept: " + "; ".join(f"{p} ({why})" for p, why in refused)
-                ui.notify(text, type="positive" if not refused else "warning", position="top",
-                          multi_line=True)
-            await self._after(data)
-
-        button.on_click(go)
-        dialog.open()
-
-    def ask_cancel(self) -> None:
-        """Confirm a cancel; deleting the data is a separate, red, explicit choice."""
-        with self._dialog_host():
-            dialog, body, button = confirm_dialog("Cancel this download?", confirm_label="Cancel download",
-                                                  danger=True)
-        form = {"delete": False}
-        with body:
-            ui.label("Jellybit stops handling it; nothing more is laid out.").classes("text-sm")
-            ui.checkbox("Also remove the torrent and delete its downloaded files").bind_value(form, "delete")
-            warning = ui.label("The torrent is removed from qBittorrent and its downloaded files are deleted "
-                               "from disk. This cannot be undone.").classes(
-                "text-negative text-sm font-bold").props("role=alert")
-            warning.bind_visibility_from(form, "delete")
-
-        async def go() -> None:
-            payload: dict[str, Any] = {"id": self.id}
-            if form["delete"]:
-                payload.update(delete_data=True, confirm=True)
-            data = await call(self.live, Command.CANCEL, payload, button=button, success="Cancelled.")
-            dialog.close()
-            await self._after(data)
-
-        button.on_click(go)
-        dialog.open()
-
 
 def register(live: Live, *, login: bool) -> None:
     """Add the `/download/{id}` page."""

@@ -1,43 +1,139 @@
-"""The downloads page: review queue, active downloads, recent ones, and the history through `list`."""
+"""The downloads page: one list (the live retained downloads joined with the worker's history through
+`list`), state filters, sections, and a first-run page for a new user."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from nicegui import ui
 
 from jellybit.protocol import Command, DownloadPayload
-from ui import format as fmt
 from ui.actions import call
-from ui.cards import download_card, state_badge
-from ui.frame import WRAP, frame
+from ui.cards import download_card
+from ui.frame import frame
 from ui.live import Live
 
-PAGE_SIZE = 20
-STATE_OPTIONS = {state: label for state, (label, _colour) in fmt.STATES.items()}
+PAGE_SIZE = 30
+# filter key -> (label, states; None = every state)
+GROUPS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "all": ("All", None),
+    "review": ("Needs review", ("review",)),
+    "active": ("Active", ("queued", "downloading", "recognizing", "applying")),
+    "problems": ("Needs attention", ("failed", "target_missing", "orphaned", "deleted")),
+    "finished": ("Finished", ("done", "cancelled", "reverted")),
+}
+SECTIONS = ("review", "active", "problems", "finished")
+EMPTY = {"review": "Nothing waits for a decision.", "active": "Nothing is downloading or being processed.",
+         "problems": "Nothing failed or went missing.", "finished": "Nothing finished yet."}
 
 
-def matches(d: DownloadPayload, states: list[str], text: str) -> bool:
+def group_of(state: str) -> str:
+    """The section a state belongs to."""
+    return next((key for key in SECTIONS if state in (GROUPS[key][1] or ())), "finished")
+
+
+def matches(d: DownloadPayload, states: Iterable[str] | None, text: str) -> bool:
     """Tell whether a download passes the state filter and the text search (case-insensitive)."""
-    if states and d.state not in states:
+    wanted = list(states or [])
+    if wanted and d.state not in wanted:
         return False
     needle = text.strip().casefold()
     if not needle:
         return True
-    haystack = " ".join(filter(None, (d.name, d.title, d.context, d.id, str(d.year or ""))))
+    haystack = " ".join(filter(None, (d.name, d.title, d.original_title, d.context, d.id, str(d.year or ""))))
     return needle in haystack.casefold()
 
 
-def split(downloads: list[DownloadPayload]) -> tuple[list[DownloadPayload], list[DownloadPayload],
-                                                    list[DownloadPayload]]:
-    """(review queue oldest first, other active newest first, settled most recent first)."""
-    review = sorted((d for d in downloads if d.state == "review"), key=lambda d: d.updated_at)
-    active = sorted((d for d in downloads if d.state in fmt.ACTIVE and d.state != "review"),
-                    key=lambda d: d.created_at, reverse=True)
-    recent = sorted((d for d in downloads if d.state not in fmt.ACTIVE),
-                    key=lambda d: d.settled_at or d.updated_at, reverse=True)
-    return review, active, recent
+def ordered(group: str, items: Iterable[DownloadPayload]) -> list[DownloadPayload]:
+    """The review queue oldest first; active newest first; the rest by when they settled or moved."""
+    if group == "review":
+        return sorted(items, key=lambda d: d.updated_at)
+    if group == "active":
+        return sorted(items, key=lambda d: d.created_at, reverse=True)
+    return sorted(items, key=lambda d: d.settled_at or d.updated_at, reverse=True)
+
+
+def split(downloads: Iterable[DownloadPayload]) -> dict[str, list[DownloadPayload]]:
+    """Every section's downloads, in its order."""
+    found: dict[str, list[DownloadPayload]] = {key: [] for key in SECTIONS}
+    for d in downloads:
+        found[group_of(d.state)].append(d)
+    return {key: ordered(key, items) for key, items in found.items()}
+
+
+class Listing:
+    """The downloads of the current filter: live ones plus the worker's history, a page at a time."""
+
+    def __init__(self, live: Live) -> None:
+        self.live = live
+        self.group = "all"
+        self.text = ""
+        self.loaded: dict[str, DownloadPayload] = {}     # from `list`, by id
+        self.total: int | None = None
+        self.offset = 0
+        self.loading = False
+        self.failed = ""
+
+    @property
+    def states(self) -> tuple[str, ...] | None:
+        """The states of the chosen filter (None = all)."""
+        return GROUPS[self.group][1]
+
+    def shown(self) -> list[DownloadPayload]:
+        """The union of the live downloads and the loaded history (live wins), filtered."""
+        merged = dict(self.loaded)
+        merged.update(self.live.downloads)
+        return [d for d in merged.values() if matches(d, self.states, self.text)]
+
+    def reset(self) -> None:
+        """Forget the loaded history (the filter changed)."""
+        self.loaded.clear()
+        self.total = None
+        self.offset = 0
+
+    async def load_more(self) -> None:
+        """Ask the worker for the next page of history under the current filter."""
+        payload: dict[str, Any] = {"limit": PAGE_SIZE, "offset": self.offset}
+        if self.states:
+            payload["states"] = list(self.states)
+        if self.text.strip():
+            payload["text"] = self.text.strip()
+        self.loading = True
+        try:
+            data = await call(self.live, Command.LIST, payload)
+        finally:
+            self.loading = False
+        if data is None:
+            self.failed = "Could not load the older downloads; they load again when the worker answers."
+            return
+        self.failed = ""
+        for item in data.get("items", []):
+            parsed = DownloadPayload.model_validate(item)
+            self.loaded[parsed.id] = parsed
+        self.total = int(data.get("total", 0))
+        self.offset = int(data.get("offset", self.offset)) + len(data.get("items", []))
+
+    @property
+    def more(self) -> bool:
+        """Tell whether the worker has more than is loaded."""
+        return self.total is not None and self.offset < self.total
+
+
+def first_run() -> None:
+    """What a new user sees before the first download: how to add one."""
+    with ui.card().classes("w-full gap-3 p-6 items-start").props("flat bordered data-testid=first-run"):
+        ui.icon("movie_filter", size="xl", color="primary").props("aria-hidden=true")
+        ui.label("No downloads yet").classes("text-h6")
+        ui.label("Add your first torrent: paste a magnet link, a URL or an infohash, or upload a .torrent "
+                 "file, and say in a sentence what it is (“season 2 of the Danish version”). Jellybit "
+                 "follows it in qBittorrent and lays the files out for Jellyfin when it is "
+                 "complete.").classes("text-body1")
+        ui.button("Add a torrent", icon="add", on_click=lambda: ui.navigate.to("/add")).props(
+            "unelevated color=primary no-caps")
+        ui.label("From a terminal: jellybit add 'magnet:?xt=urn:btih:…' --context '…'. Torrents you add in "
+                 "qBittorrent under Jellybit's category are picked up too.").classes("text-sm text-muted")
 
 
 def register(live: Live, *, login: bool) -> None:
@@ -45,143 +141,101 @@ def register(live: Live, *, login: bool) -> None:
 
     @ui.page("/")
     async def downloads_page() -> None:
-        filters: dict[str, Any] = {"states": [], "text": ""}
+        listing = Listing(live)
         with frame(live, "Downloads", current="/", login=login):
             with ui.row().classes("w-full items-center justify-between"):
                 ui.label("Downloads").classes("text-h5")
-                ui.button("Add a torrent", icon="add", on_click=lambda: ui.navigate.to("/add"))
-            with ui.row().classes("w-full gap-2 items-end no-wrap"):
-                search = ui.input("Search", placeholder="name, title, context or id").props(
-                    "clearable outlined dense type=search aria-label=Search").classes("grow")
-                chosen = ui.select(STATE_OPTIONS, multiple=True, label="States").props(
-                    "outlined dense use-chips clearable aria-label='Filter by state'").classes("w-48 grow-0")
+                ui.button("Add a torrent", icon="add", on_click=lambda: ui.navigate.to("/add")).props(
+                    "unelevated color=primary no-caps")
 
             @ui.refreshable
-            def sections() -> None:
-                shown = [d for d in live.downloads.values() if matches(d, filters["states"], filters["text"])]
-                review, active, recent = split(shown)
-                if not live.downloads:
-                    ui.label("Nothing here yet. Add a torrent to get started.").classes("opacity-70")
-                for title, items, empty in (
-                    ("Needs review", review, "Nothing waits for a decision."),
-                    ("Active", active, "Nothing is downloading or being processed."),
-                    ("Recent", recent, "Nothing finished recently."),
-                ):
-                    with ui.column().classes("w-full gap-2").props(f"data-section='{title}'"):
-                        ui.label(f"{title} ({len(items)})").classes("text-h6")
+            def chips() -> None:
+                states = live.summary.states if live.summary else {}
+                with ui.row().classes("w-full gap-2 items-center").props(
+                        "role=group aria-label='Show downloads'"):
+                    for key, (label, wanted) in GROUPS.items():
+                        n = sum(states.get(s, 0) for s in wanted) if wanted else sum(states.values())
+                        chosen = key == listing.group
+                        ui.button(f"{label} ({n})" if states else label,
+                                  on_click=lambda _e, k=key: choose(k)).props(
+                            f"{'unelevated color=primary' if chosen else 'outline'} rounded dense no-caps "
+                            f"aria-pressed={'true' if chosen else 'false'}").classes("px-3").mark(
+                            f"filter-{key}")
+
+            chips()
+            search = ui.input("Search", placeholder="title, release name, context or id").props(
+                "clearable outlined dense type=search aria-label=Search").classes("w-full")
+
+            @ui.refreshable
+            def body() -> None:
+                shown = listing.shown()
+                nothing_at_all = not live.downloads and listing.total == 0 and listing.group == "all" \
+                    and not listing.text.strip()
+                if nothing_at_all:
+                    first_run()
+                    return
+                sections = split(shown)
+                keys = SECTIONS if listing.group == "all" else (listing.group,)
+                for key in keys:
+                    items = sections[key]
+                    if listing.group == "all" and not items and key != "review":
+                        continue
+                    with ui.column().classes("w-full gap-2").props(f"data-section='{GROUPS[key][0]}'"):
+                        ui.label(f"{GROUPS[key][0]} ({len(items)})").classes("text-h6")
                         if not items:
-                            ui.label(empty).classes("text-sm opacity-60")
+                            ui.label(EMPTY[key]).classes("text-sm text-muted")
                         for d in items:
                             download_card(d, live.reviews.get(d.id) if d.state == "review" else None)
+                with ui.row().classes("w-full items-center justify-between"):
+                    if listing.failed:
+                        ui.label(listing.failed).classes("text-sm text-negative")
+                    elif listing.total is not None:
+                        ui.label(f"Showing {len(shown)} of {max(listing.total, len(shown))}").classes(
+                            "text-sm text-muted").props("data-testid=showing")
+                    if listing.more:
+                        ui.button("Show older downloads", icon="expand_more", on_click=more).props(
+                            "flat no-caps").mark("load-more")
 
+            async def more() -> None:
+                await listing.load_more()
+                body.refresh()
+
+            async def choose(key: str) -> None:
+                listing.group = key
+                listing.reset()
+                chips.refresh()
+                body.refresh()
+                await listing.load_more()
+                body.refresh()
+
+            body()
             seen = {"revision": live.revision, "at": time.monotonic()}
-            sections()
 
             async def tick() -> None:
                 # Re-render on any change, and every half minute so "5 min ago" stays true.
+                if listing.total is None and not listing.loading and live.health().ok:
+                    await listing.load_more()   # the worker is (back) online: its history can be asked for
+                    seen["revision"] = -1
                 if live.revision != seen["revision"] or time.monotonic() - seen["at"] > 30:
                     seen.update(revision=live.revision, at=time.monotonic())
-                    sections.refresh()
-                if not history.loaded and not history.loading and live.health().ok:
-                    await history.load(0)  # the worker is (back) online: the history can be asked for
+                    chips.refresh()
+                    body.refresh()
 
-            history = History(live, filters)
-            history.render()
             ui.timer(0.5, tick)
+            pending: dict[str, ui.timer | None] = {"timer": None}
 
-        def changed() -> None:
-            filters["states"] = list(chosen.value or [])
-            filters["text"] = search.value or ""
-            sections.refresh()
-            history.schedule()
+            def typed() -> None:
+                # Reload the history shortly after the search text stops changing.
+                listing.text = search.value or ""
+                body.refresh()
+                if pending["timer"] is not None:
+                    pending["timer"].cancel()
 
-        search.on_value_change(changed)
-        chosen.on_value_change(changed)
-        if not live.health().ok:
-            history.waiting()
+                async def reload() -> None:
+                    listing.reset()
+                    await listing.load_more()
+                    body.refresh()
 
+                pending["timer"] = ui.timer(0.4, reload, once=True)
 
-class History:
-    """Everything the worker knows (beyond the retained window), a page at a time through `list`."""
-
-    def __init__(self, live: Live, filters: dict[str, Any]) -> None:
-        self.live = live
-        self.filters = filters
-        self.offset = 0
-        self.total = 0
-        self.items: list[DownloadPayload] = []
-        self.message = ""
-        self.loaded = False
-        self.loading = False
-        self._timer: ui.timer | None = None
-
-    def render(self) -> None:
-        """Build the section (once); `rows` is refreshed by `load`."""
-        with ui.column().classes("w-full gap-2").props("data-section=History"):
-            with ui.row().classes("w-full items-center justify-between"):
-                ui.label("History").classes("text-h6")
-                self.spinner = ui.spinner(size="sm").props("aria-label=Loading")
-                self.spinner.set_visibility(False)
-            self.rows = ui.column().classes("w-full gap-1")
-            with ui.row().classes("w-full items-center justify-between"):
-                self.prev = ui.button("Previous", icon="chevron_left", on_click=lambda: self.load(
-                    max(0, self.offset - PAGE_SIZE))).props("flat")
-                self.where = ui.label("").classes("text-sm opacity-70")
-                self.next = ui.button("Next", icon="chevron_right",
-                                      on_click=lambda: self.load(self.offset + PAGE_SIZE)).props("flat")
-        self._draw()
-
-    def waiting(self) -> None:
-        """Say that history needs the worker."""
-        self.message = "The history is loaded from the worker once it is online."
-        self._draw()
-
-    def schedule(self) -> None:
-        """Reload page one shortly after the filters stop changing."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = ui.timer(0.4, lambda: self.load(0), once=True)
-
-    async def load(self, offset: int) -> None:
-        """Ask the worker for one page of history."""
-        payload: dict[str, Any] = {"limit": PAGE_SIZE, "offset": offset}
-        if self.filters["states"]:
-            payload["states"] = self.filters["states"]
-        if self.filters["text"].strip():
-            payload["text"] = self.filters["text"].strip()
-        self.spinner.set_visibility(True)
-        self.loading = True
-        try:
-            data = await call(self.live, Command.LIST, payload, button=None)
-        finally:
-            self.spinner.set_visibility(False)
-            self.loading = False
-            self.loaded = True
-        if data is None:
-            self.message = "Could not load the history."
-        else:
-            self.items = [DownloadPayload.model_validate(item) for item in data.get("items", [])]
-            self.total = int(data.get("total", 0))
-            self.offset = int(data.get("offset", offset))
-            self.message = "" if self.items else "No downloads match."
-        self._draw()
-
-    def _draw(self) -> None:
-        self.rows.clear()
-        with self.rows:
-            if self.message:
-                ui.label(self.message).classes("text-sm opacity-60")
-            for d in self.items:
-                with ui.link(target=f"/download/{d.id}").classes("w-full no-underline").style(
-                        "color:inherit"), ui.row().classes(
-                        "w-full items-center gap-2 py-1 px-2 no-wrap rounded hover:bg-gray-500/10").props(
-                        f"data-history={d.id}"):
-                    state_badge(d.state)
-                    with ui.column().classes("gap-0 grow").style("min-width:0"):
-                        ui.label(fmt.title_line(d.title, d.year) or d.name).classes("text-sm").style(WRAP)
-                        ui.label(f"{fmt.stamp(d.created_at)} · {d.name}").classes(
-                            "text-xs opacity-60").style(WRAP)
-        last = min(self.offset + len(self.items), self.total)
-        self.where.set_text(f"{self.offset + 1}–{last} of {self.total}" if self.items else "")
-        self.prev.set_enabled(self.offset > 0)
-        self.next.set_enabled(self.offset + PAGE_SIZE < self.total)
+            search.on_value_change(typed)

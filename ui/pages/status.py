@@ -16,11 +16,11 @@ from ui.live import Live
 def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
     """(label, icon, colour) for one outside system."""
     if status is None:
-        return "Unknown", "help", "grey"
+        return "Unknown", "help", "grey-7"
     if not status.enabled:
-        return "Disabled", "remove_circle_outline", "grey"
+        return "Disabled", "remove_circle_outline", "grey-7"
     if status.connected is None:
-        return "Configured", "radio_button_unchecked", "blue-grey"
+        return "Configured", "radio_button_unchecked", "blue-grey-8"
     if status.connected:
         return "Connected", "check_circle", "positive"
     return "Unreachable", "error", "negative"
@@ -33,7 +33,7 @@ def row(name: str, label: str, icon: str, colour: str, detail: str = "") -> None
         with ui.column().classes("gap-0").style("min-width:0"):
             ui.label(f"{name}: {label}").classes("font-medium")
             if detail:
-                ui.label(detail).classes("text-sm opacity-80").style(WRAP)
+                ui.label(detail).classes("text-sm text-muted").style(WRAP)
 
 
 def register(live: Live, *, login: bool) -> None:
@@ -74,7 +74,7 @@ def register(live: Live, *, login: bool) -> None:
                                 row(f"{fmt.provider_name(provider)} (metadata)", label, icon, colour,
                                     _detail(status))
                         else:
-                            row("Metadata providers", "None enabled", "remove_circle_outline", "grey",
+                            row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
                                 "Without metadata every download goes to review.")
                 summary = live.summary
                 if summary is not None:
@@ -85,7 +85,7 @@ def register(live: Live, *, login: bool) -> None:
                         if summary.last_completed is not None:
                             ui.label(f"Last done: {summary.last_completed.title} "
                                      f"({fmt.ago(summary.last_completed.at)})").classes("text-sm").style(WRAP)
-                ui.label(f"Panel {__version__}").classes("text-xs opacity-60")
+                ui.label(f"Panel {__version__}").classes("text-xs text-muted")
                 if info is not None:
                     with ui.expansion("Details (raw data)", icon="data_object").classes("w-full").props(
                             "dense"):

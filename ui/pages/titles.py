@@ -27,6 +27,11 @@ def coverage(seasons: dict[Any, list[int]] | None) -> list[str]:
     return lines
 
 
+def title_order(group: dict[str, Any]) -> tuple[str, int]:
+    """Titles alphabetically (case and accents as written), then by year."""
+    return (str(group.get("title") or "").casefold(), int(group.get("year") or 0))
+
+
 def register(live: Live, *, login: bool) -> None:
     """Add the `/titles` page."""
 
@@ -45,11 +50,11 @@ def register(live: Live, *, login: bool) -> None:
             def groups() -> None:
                 items = state["groups"]
                 if items is None:
-                    ui.label("The titles are loaded from the worker.").classes("opacity-70")
+                    ui.label("The titles are loaded from the worker.").classes("text-muted")
                     return
                 if not items:
                     ui.label("No titles yet: a title appears once a download is laid out.").classes(
-                        "opacity-70")
+                        "text-muted")
                 for group in items:
                     title_card(group)
 
@@ -57,11 +62,15 @@ def register(live: Live, *, login: bool) -> None:
                 with ui.card().classes("w-full gap-2 p-4").props(
                         f"flat bordered data-title='{group.get('provider')}:{group.get('provider_id')}'"):
                     with ui.row().classes("w-full items-start justify-between no-wrap gap-2"):
-                        ui.label(fmt.title_line(group.get("title") or "Untitled", group.get("year"),
-                                                group.get("media_type"))).classes("text-h6").style(WRAP)
-                        ui.button("Delete title", icon="delete",
-                                  on_click=lambda _e, g=group: ask_delete(g)).props(
-                            "outline color=negative dense")
+                        name = fmt.title_line(group.get("title") or "Untitled", group.get("year"),
+                                              group.get("media_type"))
+                        ui.label(name).classes("text-h6").style(WRAP)
+                        # Deleting is rare and cannot be undone: a menu, not a red button on every card.
+                        with ui.button(icon="more_vert").props(
+                                f"flat round dense aria-label='More for {name.replace(chr(39), '’')}'").mark(
+                                "title-menu"), ui.menu():
+                            ui.menu_item("Delete title…", on_click=lambda _e, g=group: ask_delete(g)).classes(
+                                "text-negative").mark("delete-title")
                     provider_link(group.get("provider"), group.get("provider_id"), None,
                                   group.get("media_type"))
                     live_folders = set(group.get("live_folders") or [])
@@ -69,7 +78,7 @@ def register(live: Live, *, login: bool) -> None:
                         with ui.row().classes("items-center gap-2 no-wrap"):
                             present = folder in live_folders
                             ui.icon("folder" if present else "folder_off",
-                                    color="positive" if present else "grey").props(
+                                    color="positive" if present else "grey-7").props(
                                 f"aria-label={'Present' if present else 'Missing'}")
                             ui.label(folder).classes("text-sm font-mono").style(WRAP)
                     for line in coverage(group.get("seasons")):
@@ -83,7 +92,7 @@ def register(live: Live, *, login: bool) -> None:
                             ui.label(member.get("display_name") or member.get("download_id")).classes(
                                 "text-sm").style(WRAP)
                             ui.label(fmt.count(member.get("live_links") or 0, "file")).classes(
-                                "text-xs opacity-60")
+                                "text-xs text-muted")
 
             def ask_delete(group: dict[str, Any]) -> None:
                 dialogs.clear()
@@ -129,7 +138,7 @@ def register(live: Live, *, login: bool) -> None:
                     spinner.set_visibility(False)
                     reload.enable()
                 if data is not None:
-                    state["groups"] = list(data)
+                    state["groups"] = sorted(data, key=title_order)
                 state["loading"] = False  # after a failure the next tick asks again, once it is online
                 groups.refresh()
 

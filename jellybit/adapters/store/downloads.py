@@ -22,7 +22,7 @@ UPDATABLE = frozenset(
         "display_name", "context", "error_code", "error_msg", "source_miss_count",
         "content_path", "save_path", "total_size", "progress", "dl_speed", "eta",
         "torrent_state", "source_added_at", "completed_at", "retried_at", "defer_until",
-        "source_ref",
+        "source_ref", "num_seeds", "num_peers",
     }
 )
 
@@ -329,6 +329,13 @@ class DownloadsMixin:
             if download is not None:
                 result.append(download)
         return result
+
+    async def last_settled(self, state: State) -> Download | None:
+        """The download that reached `state` most recently (by `settled_at`, not by when it was added)."""
+        row = await self.fetchone(  # type: ignore[attr-defined]
+            "SELECT id FROM download WHERE state = ? AND settled_at IS NOT NULL"
+            " ORDER BY settled_at DESC, id DESC LIMIT 1", (state.value,))
+        return await self._load(self.conn, row["id"]) if row else None
 
     async def count_downloads(
         self, *, states: Iterable[State] | None = None, text: str | None = None

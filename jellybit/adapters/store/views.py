@@ -3,8 +3,12 @@
 Each public method runs one plain function on the read-only connection (`reader.py`); the
 functions issue their queries synchronously, so a `get` is one trip however many tables it
 reads, and a page of the history is one joined query (downloads, their hashes and their
-current recognition's headline) plus its count. Headlines carry what lists and retained topics
-show (type, title, year, provider id, folder) without parsing the stored plan.
+current recognition's headline) plus its count.
+
+A *headline* is the current recognition without its plan's items: type, title, original title,
+year, provider id, folder, reasons, and of its candidates only the one whose poster the
+payloads show (the chosen one with a poster, else the matched provider id's) - what lists,
+retained topics, the summary and most events show, without parsing a plan of thousands of files.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from jellybit.adapters.store.downloads import _download_filter, _row_to_download
 from jellybit.adapters.store.links import _SELECT as _LINKS_SELECT
 from jellybit.adapters.store.links import _link
 from jellybit.adapters.store.reader import Reader
-from jellybit.adapters.store.recognitions import Hint, _candidate, _recognition
+from jellybit.adapters.store.recognitions import Hint, _candidate, _reasons, _recognition
 from jellybit.core.links import LIVE_STATUSES, FileLink
 from jellybit.core.models import Download, Infohash, Transition
 from jellybit.core.plan import MediaType, Plan, Recognition, Recommendation
@@ -28,8 +32,12 @@ from jellybit.core.states import State
 _HEADLINE = ("r.id AS r_id, r.attempt_no AS r_attempt_no, r.media_type AS r_media_type, r.title AS r_title,"
              " r.original_title AS r_original_title, r.year AS r_year, r.provider AS r_provider,"
              " r.provider_id AS r_provider_id, r.confidence AS r_confidence,"
-             " r.recommendation AS r_recommendation, r.created_at AS r_created_at,"
-             " json_extract(r.plan, '$.folder') AS r_folder")
+             " r.recommendation AS r_recommendation, r.created_at AS r_created_at, r.reasons AS r_reasons,"
+             " json_extract(r.plan, '$.folder') AS r_folder, (SELECT c.id FROM metadata_candidate c"
+             " WHERE c.recognition_id = r.id AND c.poster_url IS NOT NULL AND c.poster_url != ''"
+             " AND (c.chosen = 1 OR (r.provider_id IS NOT NULL AND r.provider_id != ''"
+             " AND c.provider = r.provider AND c.provider_id = r.provider_id))"
+             " ORDER BY c.chosen DESC, c.created_at, c.id LIMIT 1) AS r_poster_candidate")
 _HASHES = ("(SELECT group_concat(h.kind || ':' || h.infohash, ',') FROM download_infohash h"
            " WHERE h.download_id = d.id) AS d_hashes")
 
@@ -78,11 +86,12 @@ class ReconcileItem:
 
 @dataclass(frozen=True)
 class SummaryRecord:
-    """Counts per state, the review queue, and the last download that reached done."""
+    """Counts per state, the review queue, the last download that reached done, who waits longest."""
 
     counts: dict[State, int]
     review_queue: int
     last_done: tuple[Download, Recognition | None] | None
+    waiting: tuple[tuple[Download, Recognition | None], ...] = ()
 
 
 def _hashes(text: str | None) -> list[Infohash]:
@@ -91,7 +100,7 @@ def _hashes(text: str | None) -> list[Infohash]:
     return [Infohash(value, kind) for kind, _, value in (part.partition(":") for part in text.split(","))]
 
 
-def _split(row: sqlite3.Row) -> tuple[Download, Recognition | None]:
+def _split(conn: sqlite3.Connection, row: sqlite3.Row) -> tuple[Download, Recognition | None]:
     """A joined row: the download (with its hashes) and its recognition headline, if any."""
     data = dict(row)
     headline = {k[2:]: data.pop(k) for k in list(data) if k.startswith("r_")}
@@ -99,19 +108,25 @@ def _split(row: sqlite3.Row) -> tuple[Download, Recognition | None]:
         {k: v for k, v in data.items() if k != "d_hashes"}, _hashes(data.get("d_hashes")))
     if headline["id"] is None:
         return download, None
+    poster = ()
+    if headline["poster_candidate"] is not None:
+        found = conn.execute("SELECT * FROM metadata_candidate WHERE id = ?",
+                             (headline["poster_candidate"],)).fetchone()
+        poster = (_candidate(found),) if found is not None else ()
     return download, Recognition(
         media_type=MediaType(headline["media_type"]) if headline["media_type"] else None,
         title=headline["title"], year=headline["year"], plan=Plan(folder=headline["folder"]),
         original_title=headline["original_title"], provider=headline["provider"],
         provider_id=headline["provider_id"], confidence=headline["confidence"],
         recommendation=Recommendation(headline["recommendation"] or Recommendation.NONE),
+        reasons=_reasons(headline["reasons"]), candidates=poster,
         id=headline["id"], download_id=download.id, attempt_no=headline["attempt_no"],
         created_at=headline["created_at"])
 
 
-def _page_sql(where: str, order: str) -> str:
+def _page_sql(where: str, order: str, outer: str = "d.id DESC") -> str:
     return (f"SELECT d.*, {_HASHES}, {_HEADLINE} FROM (SELECT * FROM download{where} {order}) d"
-            f" LEFT JOIN recognition r ON r.download_id = d.id AND r.is_current = 1 ORDER BY d.id DESC")
+            f" LEFT JOIN recognition r ON r.download_id = d.id AND r.is_current = 1 ORDER BY {outer}")
 
 
 def read_page(conn: sqlite3.Connection, states: Iterable[State] | None, text: str | None, limit: int,
@@ -127,7 +142,7 @@ def read_page(conn: sqlite3.Connection, states: Iterable[State] | None, text: st
     rows = conn.execute(sql, (*params, limit, 0 if after is not None else offset)).fetchall()
     items, headlines = [], {}
     for row in rows:
-        download, headline = _split(row)
+        download, headline = _split(conn, row)
         items.append(download)
         if headline is not None:
             headlines[download.id] = headline
@@ -140,7 +155,7 @@ def read_page(conn: sqlite3.Connection, states: Iterable[State] | None, text: st
 
 def _one(conn: sqlite3.Connection, download_id: str) -> tuple[Download, Recognition | None] | None:
     row = conn.execute(_page_sql(" WHERE id = ?", ""), (download_id,)).fetchone()
-    return _split(row) if row is not None else None
+    return _split(conn, row) if row is not None else None
 
 
 def _current(conn: sqlite3.Connection, download_id: str) -> Recognition | None:
@@ -195,15 +210,21 @@ def read_view(conn: sqlite3.Connection, download_id: str) -> DownloadView | None
                         requested[0] if requested else None)
 
 
-def read_summary(conn: sqlite3.Connection, now: str) -> SummaryRecord:
-    """Counts per state, the review queue (not deferred right now) and the last download done."""
+def read_summary(conn: sqlite3.Connection, now: str, waiting: int) -> SummaryRecord:
+    """Counts per state, the review queue (not deferred right now), the download that reached done
+    last (by when it settled), and the `waiting` reviews that have waited longest, with headlines."""
     counts = {State(r[0]): r[1] for r in conn.execute("SELECT state, COUNT(*) FROM download GROUP BY state")}
-    queue = conn.execute(
-        "SELECT COUNT(*) FROM download WHERE state = ? AND (defer_until IS NULL OR defer_until = ''"
-        " OR defer_until <= ?)", (State.REVIEW.value, now)).fetchone()[0]
-    last = conn.execute(_page_sql(" WHERE state = ?", "ORDER BY id DESC LIMIT 1"),
-                        (State.DONE.value,)).fetchone()
-    return SummaryRecord(counts, queue, _split(last) if last is not None else None)
+    undeferred = " WHERE state = ? AND (defer_until IS NULL OR defer_until = '' OR defer_until <= ?)"
+    queue = conn.execute("SELECT COUNT(*) FROM download" + undeferred, (State.REVIEW.value, now)).fetchone()
+    last_sql = _page_sql(" WHERE state = ? AND settled_at IS NOT NULL",
+                         "ORDER BY settled_at DESC, id DESC LIMIT 1", "d.settled_at DESC, d.id DESC")
+    last = conn.execute(last_sql, (State.DONE.value,)).fetchone()
+    oldest = []
+    if waiting > 0:
+        oldest_sql = _page_sql(undeferred, "ORDER BY updated_at, id DESC LIMIT ?", "d.updated_at, d.id DESC")
+        oldest = conn.execute(oldest_sql, (State.REVIEW.value, now, waiting)).fetchall()
+    return SummaryRecord(counts, queue[0], _split(conn, last) if last is not None else None,
+                         tuple(_split(conn, row) for row in oldest))
 
 
 def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after: str,
@@ -256,6 +277,6 @@ class ViewsMixin:
         wanted = tuple(states)
         return await self.reader.run(lambda conn: read_reconcile_page(conn, wanted, after, limit))
 
-    async def summary_record(self, now: str) -> SummaryRecord:
-        """Counts per state, the review queue at `now`, and the last download done."""
-        return await self.reader.run(lambda conn: read_summary(conn, now))
+    async def summary_record(self, now: str, *, waiting: int = 0) -> SummaryRecord:
+        """Counts per state, the review queue at `now`, the last download done, the longest waiting."""
+        return await self.reader.run(lambda conn: read_summary(conn, now, waiting))

@@ -1,0 +1,93 @@
+"""Jellybit's corrections to guessit's reading of a release name: one named function each, in order.
+
+Each correction edits the working reading (`common.Reading`) in place and notes its name in
+`reading["corrections"]` when it changed something. `CORRECTIONS` is the registry: the parser
+applies them in this order, `bench/parse_accuracy.py` switches each off in turn to count the corpus
+cases it fixes and breaks, and `docs/recognition.md` documents every one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from jellybit.core.release_fixes import fansub, numbers, titles
+from jellybit.core.release_fixes.common import Guess, Reading, base_name
+
+__all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
+
+_COMPLETE = re.compile(r"(?i)\bcomplete\b|\bполный сериал\b|\bвсе сезоны\b|全集")
+_BATCH = re.compile(r"(?i)\bbatch\b|全集")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One named correction: its function, and (from its docstring) the failure it fixes."""
+
+    name: str
+    fix: Callable[[Reading, Guess], None]
+
+    @property
+    def summary(self) -> str:
+        """The first line of the function's docstring."""
+        return (self.fix.__doc__ or "").strip().splitlines()[0]
+
+
+def _named(*functions: Callable[[Reading, Guess], None]) -> tuple[Correction, ...]:
+    return tuple(Correction(f.__name__.removeprefix("fix_"), f) for f in functions)
+
+
+CORRECTIONS: tuple[Correction, ...] = _named(
+    numbers.fix_year_in_title,
+    numbers.fix_absolute_number,
+    numbers.fix_season_year,
+    numbers.fix_year_as_title,
+    titles.fix_group_prefix,
+    numbers.fix_file_numbering,
+    numbers.fix_disc_part,
+    numbers.fix_cross_numbering,
+    fansub.fix_leading_group,
+    fansub.fix_bracketed_fansub,
+    titles.fix_alias,
+    fansub.fix_fansub_season,
+    numbers.fix_absolute_range,
+    fansub.fix_special,
+    numbers.fix_chapter,
+    titles.fix_part_in_title,
+    fansub.fix_dash_number,
+    numbers.fix_glued_numbering,
+    numbers.fix_dash_absolute,
+    numbers.fix_scene_pair,
+    numbers.fix_extras_number,
+    numbers.fix_trailing_pair,
+    numbers.fix_number_in_title,
+    numbers.fix_season_range,
+    numbers.fix_spanish_cap,
+    numbers.fix_part_episode,
+    numbers.fix_episode_range,
+    numbers.fix_absolute_beside,
+    numbers.fix_seasonless_episode,
+    titles.fix_title_words,
+)
+
+
+def _flags(r: Reading) -> None:
+    """The complete/batch/special flags the media type is decided from (not a correction)."""
+    text = r["text"]
+    r["complete"] = "Complete" in r["other"] or bool(_COMPLETE.search(text))
+    r["batch"] = r.get("batch", False) or bool(_BATCH.search(text))
+    r["special"] = r.get("special", False) or r["seasons"] == [0]
+
+
+def apply_all(reading: Reading, guess: Guess, disabled: frozenset[str] = frozenset()) -> Reading:
+    """Apply every correction not in `disabled`, in order, to a copy of guessit's reading."""
+    r = {k: list(v) if isinstance(v, list) else v for k, v in reading.items()}
+    r.setdefault("batch", False)
+    r.setdefault("special", False)
+    r.setdefault("complete", False)
+    for correction in CORRECTIONS:
+        if correction.name not in disabled:
+            correction.fix(r, guess)
+    _flags(r)
+    return r
