@@ -31,8 +31,10 @@ from jellybit.core.torrent_state import (
     is_complete,
     is_error,
     lacks_metadata,
+    near_completion,
     view_fields,
 )
+from jellybit.engine.completion_hook import CompletionHook
 from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
@@ -109,6 +111,8 @@ class Worker:
         self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
         self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
         self._meta_since: dict[str, float] = {}
+        self._near: set[str] = set()                              # ids about to complete: poll faster
+        self.completion = CompletionHook(client, qbittorrent)
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
@@ -142,7 +146,7 @@ class Worker:
                 except Exception:
                     log.exception("poll cycle failed")
                     reachable = True
-                await self._pause(self.poll_interval if reachable else self._backoff())
+                await self._pause(self.next_poll() if reachable else self._backoff())
         finally:
             reconciling.cancel()
             await asyncio.gather(reconciling, return_exceptions=True)
@@ -171,6 +175,17 @@ class Worker:
     def wake(self) -> None:
         """Poll again now (a command queued something)."""
         self._wake.set()
+
+    def notify(self, infohash: str | None = None) -> None:
+        """qBittorrent finished a torrent (its completion hook): poll now instead of at the next interval."""
+        log.debug("qBittorrent finished %s: polling now", infohash or "a torrent")
+        self._wake.set()
+
+    def next_poll(self) -> float:
+        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete."""
+        if self._near:
+            return min(self.config.fast_poll_interval, self.poll_interval)
+        return self.poll_interval
 
     @property
     def poll_interval(self) -> float:
@@ -205,7 +220,8 @@ class Worker:
         except AdapterError as exc:
             self._unreachable(exc)
             return False
-        self._reachable(len(snapshot.torrents))
+        if self._reachable(len(snapshot.torrents)):
+            await self.completion.ensure()
         index = self.index = TorrentIndex(snapshot.torrents)
         count_misses = time.monotonic() >= self._grace_until
         polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
@@ -227,8 +243,10 @@ class Worker:
             log.warning("qBittorrent is unreachable: %s", exc.message)
             self.health = QbtHealth(False, clock.now(), exc.message, self.health.torrents)
 
-    def _reachable(self, torrents: int) -> None:
-        if self.health.reachable is not True:
+    def _reachable(self, torrents: int) -> bool:
+        """Record that qBittorrent answered; True when it just became reachable (first time or again)."""
+        became = self.health.reachable is not True
+        if became:
             if self.health.reachable is False:
                 log.info("qBittorrent is reachable again")
             self._grace_until = time.monotonic() + self.reconnect_grace
@@ -236,6 +254,7 @@ class Worker:
         elif self.health.torrents != torrents:
             self.health = QbtHealth(True, self.health.since, None, torrents)
         self._failures = 0
+        return became
 
     async def _poll_one(self, listed: Download, epoch: int, forgotten: int, index: TorrentIndex,
                         count_misses: bool) -> None:
@@ -358,6 +377,10 @@ class Worker:
                                      actor=Actor.WORKER, expected=State.DOWNLOADING, fields=fields)
             self.pipeline.start_recognition(download.id, torrent.hash)
             return
+        if near_completion(torrent, self.config.near_completion_eta):
+            self._near.add(download.id)
+        else:
+            self._near.discard(download.id)
         await self._update_view(download, fields)
 
     async def _missed(self, download: Download, count_misses: bool) -> None:
@@ -421,6 +444,7 @@ class Worker:
     def _reset_trackers(self, download_id: str) -> None:
         for tracker in (self._added, self._add_retry, self._progress_seen, self._meta_since):
             tracker.pop(download_id, None)
+        self._near.discard(download_id)
 
     # ------------------------------------------------------------ applying (recovery)
 
