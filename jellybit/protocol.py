@@ -39,10 +39,11 @@ class Command(StrEnum):
     GET = "get"
     LIST = "list"
     TITLES = "titles"
+    NOTIFY = "notify"
 
 
 # Commands that change nothing: never stored for transaction de-duplication.
-READ_ONLY_COMMANDS = frozenset({Command.GET, Command.LIST, Command.TITLES})
+READ_ONLY_COMMANDS = frozenset({Command.GET, Command.LIST, Command.TITLES, Command.NOTIFY})
 
 
 class EventType(StrEnum):
@@ -278,6 +279,12 @@ class TitlesRequest(Request):
     """The computed title groups."""
 
 
+class NotifyRequest(Request):
+    """qBittorrent finished a torrent (its completion hook): poll now instead of at the next interval."""
+
+    hash: str | None = Field(None, max_length=64, description="The torrent's infohash (%I), if known.")
+
+
 REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.ADD: AddRequest,
     Command.APPLY: ApplyRequest,
@@ -292,6 +299,7 @@ REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.GET: IdRequest,
     Command.LIST: ListRequest,
     Command.TITLES: TitlesRequest,
+    Command.NOTIFY: NotifyRequest,
 }
 
 
@@ -551,7 +559,7 @@ class SummaryPayload(Payload):
 
 
 def parse_request(command: Command, payload: bytes) -> Request:
-    """Parse a request payload for a command (a plain magnet/URL/hash is accepted for `add`).
+    """Parse a request payload (a plain magnet/URL/hash is accepted for `add`, a plain hash for `notify`).
 
     Raises ValueError with a message a user understands.
     """
@@ -560,6 +568,8 @@ def parse_request(command: Command, payload: bytes) -> Request:
     model = REQUEST_MODELS[command]
     if command is Command.ADD and stripped and not stripped.startswith("{"):
         return AddRequest(source=stripped)
+    if command is Command.NOTIFY and stripped and not stripped.startswith("{"):
+        stripped = json.dumps({"hash": stripped})          # `mosquitto_pub -m %I` from the hook
     if not stripped:
         data: Any = {}
     else:

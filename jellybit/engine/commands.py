@@ -338,6 +338,10 @@ class Commands:
         groups = getattr(self.layouter, "title_groups", None)
         return builtins.list(await groups()) if callable(groups) else []
 
+    def notify(self, infohash: object = None) -> None:
+        """qBittorrent finished a torrent (its completion hook): the worker polls now."""
+        self.worker.notify(infohash if isinstance(infohash, str) else None)
+
     async def summary(self, *, waiting: int = 0) -> Summary:
         """Counts per state (every state present), active, in review and the review queue size.
 

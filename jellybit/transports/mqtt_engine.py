@@ -30,6 +30,7 @@ from jellybit.protocol import (
     IdRequest,
     InfoPayload,
     ListRequest,
+    NotifyRequest,
     ReconcileStatus,
     RefineRequest,
     RejectRequest,
@@ -126,11 +127,16 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def titles(r: Request) -> Any:
         return plain(await commands.titles())
 
+    async def notify(r: Request) -> Any:
+        assert isinstance(r, NotifyRequest)
+        commands.notify(r.hash)
+        return {"woken": True}
+
     return {
         Command.ADD: add, Command.APPLY: apply, Command.REFINE: refine, Command.REJECT: reject,
         Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
         Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
-        Command.LIST: list_, Command.TITLES: titles,
+        Command.LIST: list_, Command.TITLES: titles, Command.NOTIFY: notify,
     }
 
 
