@@ -9,6 +9,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from jellybit import clock
@@ -19,13 +20,15 @@ from jellybit.config import Config
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import EventBus
+from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.layout import LayoutEngine
+from jellybit.engine.supervisor import Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
+POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -45,10 +48,10 @@ class App:
     bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
     telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
-    _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    supervisor: Supervisor = field(default_factory=Supervisor)
 
     async def start(self) -> None:
-        """Open (and migrate) the store, then start the worker and the transports."""
+        """Open (and migrate) the store, then start the worker and the transports, each supervised."""
         await self.store.open()
         purged = await self.store.cache_purge_expired()
         older = clock.format_time(clock.utcnow() - timedelta(days=COMMAND_RESULT_DAYS))
@@ -57,43 +60,40 @@ class App:
             log.info("store housekeeping",
                      extra={"cache_purged": purged, "command_results_purged": forgotten})
         await self.worker.start()
-        self._tasks.append(asyncio.create_task(self.worker.run(), name="worker"))
+        self.worker.on_fault = partial(self.supervisor.report, POLL)
+        self.supervisor.supervise(POLL, self.worker.run)
         if self.bridge is not None:
-            self._tasks.append(asyncio.create_task(self.bridge.run(), name="mqtt"))
+            self.supervisor.supervise(MQTT, self.bridge.connection)
+            self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
         if self.telegram is not None:
-            self._tasks.append(asyncio.create_task(self.telegram.run(), name="telegram"))
+            self.supervisor.supervise(TELEGRAM, self.telegram.run)
         log.info("jellybit started", extra={"database": str(self.config.storage.database)})
 
     async def wait(self) -> None:
-        """Return when any task ends by itself (a crash); its exception is raised."""
-        if not self._tasks:
-            return
-        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        """Return only by raising `GaveUp`: a component kept crashing although it was restarted."""
+        await self.supervisor.wait()
 
     async def stop(self) -> None:
         """Stop in order: transports (offline), the worker (cycle and stages finish), clients, store."""
-        worker_task = next((t for t in self._tasks if t.get_name() == "worker"), None)
-        others = [t for t in self._tasks if t is not worker_task]
+        self.supervisor.stopping()
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for task in others:
-            task.cancel()
-        await asyncio.gather(*others, return_exceptions=True)
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM):
+            task = self.supervisor.task(name)
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.worker.stop()
+        worker_task = self.supervisor.task(POLL)
         if worker_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(worker_task), STOP_TIMEOUT)
             except TimeoutError:
                 log.warning("the worker did not stop in time; cancelling it")
-                worker_task.cancel()
-                await asyncio.gather(worker_task, return_exceptions=True)
             except Exception:
                 log.exception("the worker ended with an error")
-        self._tasks.clear()
+        await self.supervisor.stop()
         await self.refresher.close()
         for close in self.closers:
             with contextlib.suppress(Exception):
@@ -164,7 +164,7 @@ def _recognizer(config: Config, store: Store
 
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
-            probes: dict[str, Probe] | None = None) -> Any:
+            probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     try:
         from jellybit.protocol import Topics
@@ -173,7 +173,8 @@ def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
         from jellybit.transports.mqtt_engine import EngineState, build_handlers
     except ImportError:  # pragma: no cover - the transports ship together with the engine
         return None
-    state = EngineState(commands, bus, config, statuses=probes)
+    state = EngineState(commands, bus, config, statuses=probes,
+                        components=supervisor.status if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
         topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
@@ -202,36 +203,56 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     worker = Worker(store, bus, client, recognizer, layouter, worker=config.worker,
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
     commands = Commands.from_config(config, store, bus, worker)
-    bridge = _bridge(config, store, bus, commands, _probes(llm, providers, refresher)) if mqtt else None
+    longest = config.worker.restart_backoff_max
+    supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
+                            max_backoff=longest, max_crashes=config.worker.max_restarts)
+    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher), supervisor)
+              if mqtt else None)
     telegram = None
     if config.telegram.enabled:
         from jellybit.transports.telegram import TelegramTransport
 
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               telegram, closers=closers)
+               telegram, closers=closers, supervisor=supervisor)
 
 
-async def run(config: Config, *, app: App | None = None) -> None:
-    """Run until SIGTERM or SIGINT, then stop cleanly (in-flight transactions finish)."""
+def _publish_fault(bus: EventBus, fault: Fault) -> None:
+    """A component failed or recovered: a `fault` event (MQTT `events`, and `info` refreshed)."""
+    bus.publish(Event(EventType.FAULT, fault.component, name=fault.component,
+                      reason=fault.error or "recovered"))
+
+
+async def run(config: Config, *, app: App | None = None) -> int:
+    """Run until SIGTERM or SIGINT, then stop cleanly (in-flight transactions finish).
+
+    Returns the exit status: 0 after a requested stop, 1 when a component could not be kept
+    alive (so systemd or compose restart the process instead of seeing a clean exit).
+    """
     app = app or build_app(config)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    await app.start()
+    status = 0
     try:
+        await app.start()
         stopper = asyncio.create_task(stopping.wait())
         crashed = asyncio.create_task(app.wait())
         done, _ = await asyncio.wait({stopper, crashed}, return_when=asyncio.FIRST_COMPLETED)
         for task in (stopper, crashed):
             if task not in done:
                 task.cancel()
-        if crashed in done and crashed.exception() is not None:
-            log.error("a component crashed; stopping", exc_info=crashed.exception())
-        elif stopping.is_set():
+        await asyncio.gather(stopper, crashed, return_exceptions=True)
+        if crashed in done:
+            error = crashed.exception()
+            log.critical("stopping with an error: %s", error,
+                         exc_info=None if isinstance(error, GaveUp) else error)
+            status = 1
+        else:
             log.info("stop requested")
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
         await app.stop()
+    return status

@@ -19,7 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import MqttConfig
-from jellybit.protocol import Command, Response, Topics
+from jellybit.protocol import Command, Response, Topics, response_prefix
 
 
 class NoAnswer(Exception):
@@ -45,7 +45,9 @@ class JellybitClient:
         self.config = config
         self.topics = Topics(config.base_topic, config.discovery_prefix)
         self.identifier = f"jellybit-{name}-{uuid.uuid4().hex[:12]}"
-        self.response_topic = f"{config.base_topic}/response/_client/{self.identifier}"
+        # Under the response prefix: the worker answers nowhere else.
+        prefix = response_prefix(config.base_topic, config.response_prefix)
+        self.response_topic = f"{prefix}_client/{self.identifier}"
         self._client: aiomqtt.Client | None = None
         self._waiting: dict[bytes, asyncio.Future[Response]] = {}
         self._reader: asyncio.Task[None] | None = None

@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from jellybit.core.addresses import AllowList
 from jellybit.errors import ConfigError
 
 CONFIG_ENV = "JELLYBIT_CONFIG"
@@ -55,6 +56,18 @@ class QbittorrentConfig(Section):
                                     "jellybit/request/notify -m %I`.")
     timeout: float = Field(10.0, gt=0, description="HTTP timeout in seconds.")
     verify_tls: bool = Field(True, description="Verify the WebUI's TLS certificate (https URLs).")
+    allow_private_hosts: list[str] = Field(default_factory=list, description="Hosts (names, addresses "
+                                           "or networks such as 192.168.1.0/24) that a source's URL, "
+                                           "trackers, web seeds and peers may point to although they are "
+                                           "not public: a tracker of your own. Everything else on "
+                                           "loopback, private, link-local or multicast addresses is "
+                                           "refused.")
+
+    @field_validator("allow_private_hosts")
+    @classmethod
+    def _allow_list(cls, value: list[str]) -> list[str]:
+        AllowList.parse(value)      # raises ValueError naming the bad entry
+        return value
 
 
 class PathMapping(Section):
@@ -106,6 +119,13 @@ class MqttConfig(Section):
                                    "its retained topic before it is cleared.")
     max_payload_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Largest request payload "
                                    "accepted (a base64 .torrent must fit).")
+    response_prefix: str | None = Field(None, description="Topic prefix every response must start "
+                                        "with; an MQTT 5 response topic outside it is refused. "
+                                        "Empty = <base_topic>/response/.")
+    queue_per_client: int = Field(16, ge=1, le=10_000, description="Requests one client (one response "
+                                  "topic) may have waiting or running; past it the answer is `busy`.")
+    queue_total: int = Field(256, ge=1, le=100_000, description="Requests waiting or running in all; "
+                             "past it the answer is `busy`.")
     tls: MqttTlsConfig = Field(default_factory=MqttTlsConfig, description="TLS options.")
 
     @field_validator("url")
@@ -114,6 +134,13 @@ class MqttConfig(Section):
         if not value.startswith(("mqtt://", "mqtts://")):
             raise ValueError("must start with mqtt:// or mqtts://")
         return value
+
+    @field_validator("response_prefix")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip("/") or any(c in value for c in "+#\0")):
+            raise ValueError("must be a topic prefix without wildcards, such as jellybit/response/")
+        return value or None
 
 
 class LlmConfig(Section):
@@ -222,6 +249,12 @@ class WorkerConfig(Section):
                                   "(doubling on each failure).")
     provider_retry_max: float = Field(3600.0, gt=0, description="Longest wait between those attempts.")
     max_torrent_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Largest .torrent accepted.")
+    parse_timeout: float = Field(10.0, gt=0, description="Seconds a .torrent may take to read before "
+                                 "it is refused (it is read off the event loop).")
+    restart_backoff_max: float = Field(60.0, gt=0, description="Longest wait before a crashed "
+                                       "background loop (poll, MQTT) is started again.")
+    max_restarts: int = Field(10, ge=1, description="Consecutive crashes of one background loop after "
+                              "which the worker exits with status 1, so systemd or compose restart it.")
     adopt: bool = Field(True, description="Adopt torrents added by hand under the category.")
 
 
@@ -289,11 +322,14 @@ class PanelConfig(Section):
     port: int = Field(8099, gt=0, lt=65536, description="Listen port.")
     base_url: str = Field("http://127.0.0.1:8099", description="Public URL, used in links sent "
                           "by notifications.")
-    username: str | None = Field(None, description="Login user; empty = no login (LAN only).")
+    username: str | None = Field(None, description="Login user; required unless `open` is true.")
     password: SecretStr | None = _opt_secret("Login password (env JELLYBIT_PANEL_PASSWORD).")
     storage_secret: SecretStr | None = _opt_secret("Session cookie secret "
                                                    "(env JELLYBIT_PANEL_STORAGE_SECRET).")
     request_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a response.")
+    open: bool = Field(False, description="Serve the panel without a login (a trusted network only); "
+                       "a warning is logged and shown on the status page. Without it the panel needs "
+                       "`username` and `password`.")
 
 
 class LogConfig(Section):
@@ -333,11 +369,16 @@ SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_PANEL_PASSWORD": ("panel", "password"),
     "JELLYBIT_PANEL_STORAGE_SECRET": ("panel", "storage_secret"),
 }
+# The broker account may come from the environment too, so one config file serves the worker and
+# the panel (and the CLI) with an account each (docker-compose.yml, scripts/run-local).
+ACCOUNT_ENV: dict[str, tuple[str, ...]] = {
+    "JELLYBIT_MQTT_USERNAME": ("mqtt", "username"),
+}
 
 
 
 def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    for name, path in SECRET_ENV.items():
+    for name, path in {**SECRET_ENV, **ACCOUNT_ENV}.items():
         value = env.get(name)
         if value is None:
             continue

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from jellybit.config import Config, load_config
+from jellybit.devstack_broker import security_lines, upgrade_config, write_broker_files
 from jellybit.devstack_metadata import Ask, metadata_keys, metadata_toml, terminal_ask, tvmaze_enabled
 from jellybit.errors import ConfigError
 
@@ -103,12 +104,13 @@ def qbittorrent_conf(*, torrent_port: int, webui_port: int, save_path: Path, use
     return "\n".join(lines)
 
 
-def mosquitto_conf(port: int, *, log_dest: str = "none") -> str:
-    """A mosquitto config: anonymous, loopback only, no persistence, TCP_NODELAY (QoS 1 latency)."""
+def mosquitto_conf(port: int, *, log_dest: str = "none", security: str = "allow_anonymous true\n") -> str:
+    """A mosquitto config: loopback only, no persistence, TCP_NODELAY (QoS 1 latency); anonymous
+    unless `security` says otherwise (the local stack: `devstack_broker.security_lines`)."""
     return (
         "per_listener_settings false\n"
         f"listener {port} 127.0.0.1\n"
-        "allow_anonymous true\n"
+        f"{security}"
         "persistence false\n"
         "set_tcp_nodelay true\n"
         f"log_dest {log_dest}\n"
@@ -266,6 +268,11 @@ def ensure_config(paths: StackPaths, env: Mapping[str, str],
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
     config = load_config(paths.config, env=dict(env))
+    added = upgrade_config(paths.config, config)
+    if added:
+        print(f"run-local: added {', '.join(added)} to {paths.config} (the broker takes no anonymous "
+              "clients, the panel needs a login)", file=sys.stderr)
+        config = load_config(paths.config, env=dict(env))
     ports = {**config_ports(config, paths.config), "torrent": wanted["torrent"]}
     for name in ("mqtt", "qbittorrent", "panel"):
         if env.get(PORT_ENV[name]) and ports[name] != wanted[name]:
@@ -277,9 +284,15 @@ def ensure_config(paths: StackPaths, env: Mapping[str, str],
     return config, ports
 
 
-def write_service_configs(paths: StackPaths, config: Config, ports: Mapping[str, int]) -> None:
-    """(Re)write the mosquitto and qBittorrent configs; both stay on loopback whatever was there."""
-    paths.mosquitto_conf.write_text(mosquitto_conf(ports["mqtt"], log_dest="stderr"), encoding="utf-8")
+def write_service_configs(paths: StackPaths, config: Config, ports: Mapping[str, int]) -> dict[str, str]:
+    """(Re)write the mosquitto and qBittorrent configs; both stay on loopback whatever was there.
+
+    Returns the panel's broker account (the worker's is in the config file).
+    """
+    folder = paths.mosquitto_conf.parent
+    panel_account = write_broker_files(folder, config)
+    paths.mosquitto_conf.write_text(mosquitto_conf(ports["mqtt"], log_dest="stderr",
+                                                   security=security_lines(folder)), encoding="utf-8")
     assert config.qbittorrent.password is not None
     downloads = paths.media / "downloads"
     text = qbittorrent_conf(torrent_port=ports["torrent"], webui_port=ports["qbittorrent"],
@@ -297,6 +310,7 @@ def write_service_configs(paths: StackPaths, config: Config, ports: Mapping[str,
             known = {}
     known[config.qbittorrent.category] = {"save_path": str(downloads)}
     categories.write_text(json.dumps(known, indent=4, ensure_ascii=False), encoding="utf-8")
+    return panel_account
 
 
 # ---------------------------------------------------------------- what a crash left behind
@@ -408,8 +422,9 @@ def prepare(paths: StackPaths, env: Mapping[str, str], ask: Ask | None = None) -
         print(f"run-local: stopped {line} left over from an earlier run", file=sys.stderr)
     panel = panel_available()
     check_ports(ports, panel=panel)
-    write_service_configs(paths, config, ports)
+    panel_account = write_service_configs(paths, config, ports)
     return {
+        **panel_account,
         "JB_CONFIG": str(paths.config), "JB_LOGS": str(paths.logs), "JB_RUN": str(paths.run),
         "JB_HOME": str(paths.home), "JB_TMP": str(paths.tmp),
         "JB_MOSQUITTO_CONF": str(paths.mosquitto_conf), "JB_QBT_PROFILE": str(paths.qbittorrent_profile),
@@ -424,6 +439,8 @@ def summary(paths: StackPaths, config: Config, *, panel: bool) -> str:
     password = config.qbittorrent.password.get_secret_value() if config.qbittorrent.password else ""
     logs = ", ".join(f"{s}.log" for s in reversed(SERVICES) if panel or s != "panel")
     panel_line = config.panel.base_url if panel else "not started (`jellybit panel` is not there yet)"
+    if panel and config.panel.username and config.panel.password:
+        panel_line += f"  user {config.panel.username}  password {config.panel.password.get_secret_value()}"
     providers = ", ".join(n for n in ("tvmaze", "tmdb", "tvdb") if getattr(config.metadata, n).enabled)
     return "\n".join([
         "",

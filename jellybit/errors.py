@@ -7,6 +7,7 @@ class JellybitError(Exception):
     """Base of all domain errors; `code` is stable and travels in MQTT error responses."""
 
     code = "error"
+    transient = False       # True: a retry later may succeed (an outage, a busy worker)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -47,6 +48,13 @@ class ConfirmationRequired(JellybitError):
     """A destructive command was sent without its explicit confirmation."""
 
     code = "confirmation_required"
+
+
+class Busy(JellybitError):
+    """The worker has too much of this work in hand right now; the same request later will run."""
+
+    code = "busy"
+    transient = True
 
 
 class ConfigError(JellybitError):

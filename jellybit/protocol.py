@@ -10,7 +10,7 @@ import binascii
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -21,6 +21,10 @@ MAX_ID_LENGTH = 64
 MAX_CONTEXT_LENGTH = 4000
 MAX_HINT_LENGTH = 2000
 MAX_TRANSACTION_LENGTH = 128
+MAX_LIST_OFFSET = 1_000_000_000       # far beyond any history; keeps SQLite's 64-bit OFFSET safe
+MAX_EPISODE = 100_000
+MAX_FILE_OVERRIDES = 100_000
+MAX_JSON_DEPTH = 32                   # the deepest request (apply → overrides → files → …) needs 5
 
 
 class Command(StrEnum):
@@ -55,6 +59,7 @@ class EventType(StrEnum):
     DONE = "done"
     FAILED = "failed"
     ERROR = "error"            # a command failed; `command`, `code` and `message` say which and why
+    FAULT = "fault"            # a worker component failed or recovered; `id` names the component
 
 
 @dataclass(frozen=True)
@@ -197,8 +202,9 @@ class ApplyOverrides(BaseModel):
     season: int | None = Field(None, ge=0, le=1000)
     provider: Literal["tmdb", "tvdb", "tvmaze", "imdb"] | None = None
     provider_id: str | None = Field(None, min_length=1, max_length=32)
-    files: dict[str, FileOverride] | None = Field(
-        None, description="Per source path: numbering, role, language and flags.")
+    files: dict[Annotated[str, Field(max_length=4096)], FileOverride] | None = Field(
+        None, max_length=MAX_FILE_OVERRIDES,
+        description="Per source path: numbering, role, language and flags.")
 
 
 class FileOverride(BaseModel):
@@ -207,7 +213,7 @@ class FileOverride(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     season: int | None = Field(None, ge=0, le=1000)
-    episodes: list[int] = Field(default_factory=list, max_length=50)
+    episodes: list[Annotated[int, Field(ge=0, le=MAX_EPISODE)]] = Field(default_factory=list, max_length=50)
     role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
     language: str | None = Field(None, pattern=r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$",
                                  description="ISO 639 code of a subtitle/audio file: 'en', 'rus', 'pt-BR'.")
@@ -240,7 +246,7 @@ class RejectRequest(IdRequest):
 class DeferRequest(IdRequest):
     """Keep a download in review without notifications until a time."""
 
-    until: str | None = Field(None, description="RFC 3339 time.")
+    until: str | None = Field(None, max_length=64, description="RFC 3339 time.")
     hours: float | None = Field(None, gt=0, le=24 * 365)
 
     @model_validator(mode="after")
@@ -269,10 +275,10 @@ class DeleteTitleRequest(Request):
 class ListRequest(Request):
     """History query with filters and paging."""
 
-    states: list[str] | None = Field(None, max_length=20)
+    states: list[Annotated[str, Field(max_length=32)]] | None = Field(None, max_length=20)
     text: str | None = Field(None, max_length=200)
     limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_LIST_OFFSET)
 
 
 class TitlesRequest(Request):
@@ -511,6 +517,15 @@ class SystemStatus(Payload):
     detail: str | None = None
 
 
+class ComponentStatus(Payload):
+    """One of the worker's own background loops on `<base>/info` (poll, mqtt, …)."""
+
+    running: bool = True
+    restarts: int = 0
+    error: str | None = None
+    failed_at: str | None = None
+
+
 class InfoPayload(Payload):
     """`<base>/info`: versions and the status of every outside system (never secrets)."""
 
@@ -523,6 +538,7 @@ class InfoPayload(Payload):
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
     jellyfin: SystemStatus = Field(default_factory=SystemStatus)
+    components: dict[str, ComponentStatus] = Field(default_factory=dict)
 
 
 class LastCompleted(Payload):
@@ -558,6 +574,12 @@ class SummaryPayload(Payload):
     reviews: list[QueueItem] = Field(default_factory=list)   # those, oldest first (bounded)
 
 
+def response_prefix(base: str, configured: str | None = None) -> str:
+    """The topic prefix every response is published under: `<base>/response/` unless configured."""
+    prefix = configured or f"{base}/response/"
+    return prefix if prefix.endswith("/") else prefix + "/"
+
+
 def parse_request(command: Command, payload: bytes) -> Request:
     """Parse a request payload (a plain magnet/URL/hash is accepted for `add`, a plain hash for `notify`).
 
@@ -577,8 +599,12 @@ def parse_request(command: Command, payload: bytes) -> Request:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise ValueError(f"payload is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+        except RecursionError:
+            raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ValueError("payload must be a JSON object")
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         request = model.model_validate(data)
     except ValidationError as exc:
@@ -591,3 +617,24 @@ def parse_request(command: Command, payload: bytes) -> Request:
         request.torrent_bytes()  # validate base64 now
     return request
 
+
+
+def json_depth(value: Any) -> int:
+    """How deeply JSON containers nest in a decoded value (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest

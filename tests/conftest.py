@@ -28,6 +28,7 @@ pytest_plugins = [
     "tests.support.qbittorrent",
     "tests.support.media",
     "tests.support.engine",
+    "tests.support.bridge",
     "tests.support.decisions",
     "tests.support.fake_telegram",
     "tests.support.telegram_bot",

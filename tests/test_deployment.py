@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from jellybit.config import CONFIG_ENV, SECRET_ENV, Config, load_config
+from jellybit.config import ACCOUNT_ENV, CONFIG_ENV, SECRET_ENV, Config, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
@@ -44,7 +44,7 @@ def owned_folders() -> set[str]:
 
 
 def test_every_jellybit_variable_in_compose_is_one_the_code_reads() -> None:
-    known = {CONFIG_ENV, *SECRET_ENV}
+    known = {CONFIG_ENV, *SECRET_ENV, *ACCOUNT_ENV}
     for name in COMPOSE["services"]:
         unknown = {k for k in environment(name) if k.startswith("JELLYBIT_")} - known
         assert not unknown, f"{name}: {unknown} are read by nothing"
@@ -79,3 +79,27 @@ def test_the_worker_takes_the_metadata_keys_from_the_environment_and_they_turn_p
         assert worker[name] == f"${{{name}:-}}"
     keyed = load_config(env={"JELLYBIT_METADATA_TMDB_API_KEY": "k"}).metadata
     assert (keyed.tvmaze.enabled, keyed.tmdb.enabled, keyed.tvdb.enabled) == (True, True, False)
+
+
+def test_every_published_port_is_on_loopback_with_a_lan_line_commented_out() -> None:
+    text = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    for name, service in COMPOSE["services"].items():
+        for port in service.get("ports") or []:
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+            container = str(port).rsplit(":", 1)[1]
+            assert f'# ports: ["{container}:{container}"]' in text, f"{name}: no commented LAN line"
+
+
+def test_no_health_check_connects_with_an_account_a_running_process_holds() -> None:
+    """The broker binds each account to one client id: a check with the worker's or the panel's
+    account would take over that process's session every interval."""
+    assert "use_username_as_clientid true" in (ROOT / "mosquitto" / "mosquitto.conf").read_text()
+    assert "--no-bus" in COMPOSE["services"]["worker"]["healthcheck"]["test"]
+    panel_check = COMPOSE["services"]["panel"]["healthcheck"]["test"]
+    assert "--no-bus" in panel_check
+    assert "--panel" in panel_check
+    assert "-u health " in COMPOSE["services"]["mosquitto"]["healthcheck"]["test"][1]
+    assert environment("panel")["JELLYBIT_MQTT_USERNAME"] == "panel"
+    acl = (ROOT / "mosquitto" / "acl").read_text()
+    for account in ("jellybit", "panel", "homeassistant", "cli", "health"):
+        assert f"user {account}\n" in acl

@@ -11,13 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from jellybit.client import JellybitClient
 from jellybit.config import load_config
-from jellybit.devstack import StackPaths, panel_available
+from jellybit.devstack import StackPaths, panel_available, stop_stale
 from jellybit.protocol import Command
 from tests.support.network_guard import loopback_problems
 from tests.support.qbittorrent import magnet
@@ -114,14 +115,31 @@ class LocalStack:
     def output(self) -> str:
         return self.output_file.read_text(errors="replace")
 
-    def start(self) -> subprocess.Popen[bytes]:
-        """Start the script in its own session, as a terminal would (it leads its process group)."""
+    def start(self, *, ignoring: tuple[signal.Signals, ...] = ()) -> subprocess.Popen[bytes]:
+        """Start the script in its own session, as a terminal would (it leads its process group).
+
+        Its stop signals start with their default action — whatever pytest's own parent did with
+        them (a background job ignores SIGINT) — unless `ignoring` names some, as nohup or a
+        background job of a script would pass them on.
+        """
         self.runs += 1
+        dispositions = {sig: "SIG_IGN" if sig in ignoring else "SIG_DFL" for sig in STOP_SIGNALS}
         with self.output_file.open("wb") as out:
-            self.proc = subprocess.Popen([str(SCRIPT)], env=self.env, cwd=self.outside["cwd"],
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen([*with_signals(dispositions), str(SCRIPT)], env=self.env,
+                                         cwd=self.outside["cwd"], stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
         return self.proc
+
+    def close(self) -> None:
+        """Whatever happened in the test: the script and every service it started are gone after."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        stop_stale(self.paths, timeout=5)
 
     def wait_ready(self) -> None:
         assert self.proc is not None
@@ -141,11 +159,34 @@ class LocalStack:
         """The running services, from the pid files."""
         return {f.stem: int(f.read_text()) for f in sorted(self.paths.run.glob("*.pid"))}
 
-    def interrupt(self) -> int:
-        """Ctrl-C: SIGINT to the script; its exit code."""
+    def interrupt(self, sig: signal.Signals = signal.SIGINT) -> int:
+        """Ctrl-C (or another stop signal) to the script; its exit code."""
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(60)
+        self.proc.send_signal(sig)
+        return self.proc.wait(STOP_WAIT)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_WAIT = 60
+
+
+def with_signals(dispositions: dict[signal.Signals, str]) -> list[str]:
+    """A prefix that sets signal dispositions, then execs the rest of the command line."""
+    code = ("import os, signal, sys\n"
+            + "".join(f"signal.signal(signal.{sig.name}, signal.{how})\n"
+                      for sig, how in dispositions.items())
+            + "os.execv(sys.argv[1], sys.argv[1:])")
+    return [sys.executable, "-c", code]
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[LocalStack]:
+    """The script's folder in tmp_path; stopped in teardown even when the test failed."""
+    local = LocalStack(tmp_path)
+    try:
+        yield local
+    finally:
+        local.close()
 
 
 def wait_until(predicate: object, timeout: float = 30.0) -> None:
@@ -167,12 +208,11 @@ def request(config: Path, command: Command, payload: dict[str, object]) -> dict[
     return asyncio.run(send())
 
 
-@pytest.mark.timeout(420)
-def test_run_local_twice_in_a_row_and_after_a_crash(tmp_path: Path) -> None:
+@pytest.mark.timeout(540)
+def test_run_local_twice_in_a_row_and_after_a_crash(stack: LocalStack) -> None:
     for binary in ("mosquitto", "qbittorrent-nox", "flock", "setsid"):
         if binary != "mosquitto" or not Path("/usr/sbin/mosquitto").exists():
             require_binary(binary)
-    stack = LocalStack(tmp_path)
     expected = {"mosquitto", "qbittorrent", "worker"} | ({"panel"} if panel_available() else set())
     config = stack.paths.config
 
@@ -211,20 +251,27 @@ def test_run_local_twice_in_a_row_and_after_a_crash(tmp_path: Path) -> None:
 
     wait_until(lambda: state() == "downloading")
 
-    assert stack.interrupt() == 0
+    assert stack.interrupt(signal.SIGHUP) == 0             # a closed terminal stops it like Ctrl-C
     assert not [name for name, pid in services.items() if alive(pid)]
     assert stack.services() == {}
     assert "stopped" in stack.output()
 
-    # ---- second run: the same config (and password) and the same database
+    # ---- second run: the same config (and password) and the same database; started the way a
+    # background job or nohup starts it (SIGINT and SIGHUP ignored), Ctrl-C still stops it
     text = config.read_text()
-    stack.start()
+    stack.start(ignoring=(signal.SIGINT, signal.SIGHUP))
     stack.wait_ready()
     assert config.read_text() == text
     listed = request(config, Command.LIST, {})
     assert [item["id"] for item in listed["items"]] == [download_id]  # type: ignore[index]
+    services = stack.services()
+    assert stack.interrupt(signal.SIGINT) == 0
+    assert not [name for name, pid in services.items() if alive(pid)]
+    assert stack.services() == {}
 
     # ---- a crash: the script dies with SIGKILL, then two services; the others are left as orphans
+    stack.start()
+    stack.wait_ready()
     services = stack.services()
     stack.proc.kill()  # type: ignore[union-attr]
     stack.proc.wait(10)  # type: ignore[union-attr]
@@ -234,7 +281,7 @@ def test_run_local_twice_in_a_row_and_after_a_crash(tmp_path: Path) -> None:
     orphans = {name: pid for name, pid in services.items() if name not in ("worker", "qbittorrent")}
     assert all(alive(pid) for pid in orphans.values())
 
-    # ---- third run: stale pid files and orphans are cleaned up, and everything comes back
+    # ---- the next run: stale pid files and orphans are cleaned up, and everything comes back
     stack.start()
     stack.wait_ready()
     for name, pid in orphans.items():

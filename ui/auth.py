@@ -1,4 +1,4 @@
-"""Optional login: when `panel.username` is set, every page needs a session (NiceGUI storage + middleware)."""
+"""The login: every page needs a session (NiceGUI storage + middleware) unless `panel.open` is set."""
 
 from __future__ import annotations
 
@@ -40,9 +40,21 @@ class AuthMiddleware(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+OPEN_WARNING = ("the panel is open: it serves without a login (panel.open = true), so anyone who can "
+                "reach it can add, apply, undo and delete")
+
+
 def register(config: PanelConfig) -> bool:
-    """Add the login and logout pages and the middleware when a user is configured; tell whether it did."""
+    """Add the login and logout pages and the middleware; tell whether they were added.
+
+    A login is required unless the panel is explicitly opened (`panel.open = true`, logged as a warning).
+    """
     if not config.username:
+        if not config.open:
+            raise ConfigError("the panel needs a login: set panel.username and panel.password (or "
+                              "JELLYBIT_PANEL_PASSWORD), or panel.open = true to serve it without one on "
+                              "a trusted network")
+        log.warning(OPEN_WARNING)
         return False
     if config.password is None or not config.password.get_secret_value():
         raise ConfigError("panel.username is set, so panel.password (or JELLYBIT_PANEL_PASSWORD) is required")

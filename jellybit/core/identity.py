@@ -53,6 +53,8 @@ class Source:
     infohashes: tuple[Infohash, ...] = ()
     display_name: str = ""
     trackers: tuple[str, ...] = ()
+    web_seeds: tuple[str, ...] = ()     # a magnet's ws= (HTTP sources libtorrent downloads from)
+    peers: tuple[str, ...] = ()         # a magnet's x.pe= (host:port peers libtorrent connects to)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class TorrentMeta:
     total_size: int
     infohashes: tuple[Infohash, ...]
     trackers: tuple[str, ...] = ()
+    web_seeds: tuple[str, ...] = ()     # url-list and httpseeds
 
     @property
     def v1(self) -> str | None:
@@ -173,6 +176,7 @@ def _parse_magnet(text: str) -> Source:
     found: dict[str, Infohash] = {}
     names: list[str] = []
     trackers: list[str] = []
+    others: dict[str, list[str]] = {"ws": [], "x.pe": []}
     for key, value in pairs:
         value = value.strip()
         if key == "xt":
@@ -190,11 +194,14 @@ def _parse_magnet(text: str) -> Source:
             names.append(value)
         elif key == "tr" and value and value not in trackers:
             trackers.append(value)
+        elif key in others and value and value not in others[key]:
+            others[key].append(value)
     if not found:
         raise InvalidSource("magnet link has no BitTorrent infohash (xt=urn:btih:… or xt=urn:btmh:1220…)")
     hashes = tuple(found[kind] for kind in ("v1", "v2") if kind in found)
     name = next((cleaned for n in names if (cleaned := clean_name(n))), "")
-    return Source(SourceKind.MAGNET, text, hashes, name, tuple(trackers))
+    return Source(SourceKind.MAGNET, text, hashes, name, tuple(trackers), tuple(others["ws"]),
+                  tuple(others["x.pe"]))
 
 
 def clean_name(text: str) -> str:
@@ -319,6 +326,16 @@ def _trackers(meta: dict[bytes, object]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _web_seeds(meta: dict[bytes, object]) -> tuple[str, ...]:
+    found: list[str] = []
+    for key in (b"url-list", b"httpseeds"):
+        raw = meta.get(key)
+        for item in raw if isinstance(raw, list) else [raw]:
+            if isinstance(item, bytes) and (url := clean_name(_text(item))) and url not in found:
+                found.append(url)
+    return tuple(found)
+
+
 def _what_it_looks_like(data: bytes) -> str:
     """A plain-words guess at what a file that is not bencoded is (the common mistakes)."""
     if not data.strip():
@@ -398,5 +415,5 @@ def parse_torrent(data: bytes, max_bytes: int) -> TorrentMeta:
         hashes.append(Infohash(hashlib.sha1(raw_info).hexdigest(), "v1"))
     if version == 2:
         hashes.append(Infohash(hashlib.sha256(raw_info).hexdigest(), "v2"))
-    return TorrentMeta(name, tuple(files), total, tuple(hashes), _trackers(meta))
+    return TorrentMeta(name, tuple(files), total, tuple(hashes), _trackers(meta), _web_seeds(meta))
 

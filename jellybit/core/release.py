@@ -6,18 +6,26 @@ import functools
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from guessit import guessit
 
 from jellybit.core import release_fixes as fixes
+from jellybit.core.release_input import (
+    MAX_PARSE_CHARS,
+    PACK_CALL_BUDGET,
+    BudgetExceeded,
+    calls_spent,
+    parse_text,
+    run_bounded,
+)
+
+__all__ = ["MAX_PARSE_CHARS", "MediaKind", "Release", "parse_many", "parse_release", "parse_release_with",
+           "plain_guessit"]
 
 log = logging.getLogger(__name__)
-
-MAX_PARSE_CHARS = 400          # longer names are cut before parsing (the name itself is kept)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
 class MediaKind:
@@ -94,12 +102,22 @@ def _language_code(value: Any) -> str | None:
     return None
 
 
+@functools.cache
+def _configured() -> None:
+    # guessit builds its rules on its first call (~280,000 calls); that is not a name's work
+    guessit("Show.S01E01.mkv")
+
+
 # Memoized: the corrections may ask for the same text twice, and the corpus bench reads each name
 # with every correction switched off in turn.
 @functools.lru_cache(maxsize=16384)
 def _guess_cached(text: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     try:
-        return dict(guessit(text, dict(options)))
+        _configured()
+        return dict(run_bounded(lambda: guessit(text, dict(options))))
+    except BudgetExceeded:
+        log.warning("guessit gave up on a release name over its work budget: %.80r", text)
+        return {}
     except Exception as exc:  # guessit is third-party code on hostile input: never let it escape
         log.warning("guessit failed on a release name: %s", exc)
         return {}
@@ -107,6 +125,10 @@ def _guess_cached(text: str, options: tuple[tuple[str, Any], ...]) -> dict[str, 
 
 def _guess(text: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return dict(_guess_cached(text, tuple(sorted((options or {}).items()))))
+
+
+def _nothing(text: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return {}
 
 
 def plain_guessit(text: str) -> dict[str, Any]:
@@ -172,13 +194,15 @@ def parse_release(name: str) -> Release:
     return parse_release_with(name, frozenset())
 
 
-def parse_release_with(name: str, disabled: frozenset[str] = frozenset()) -> Release:
-    """Parse with the named corrections switched off (uncached; the bench measures each correction)."""
-    text = " ".join(_CONTROL.sub(" ", str(name)).split())[:MAX_PARSE_CHARS]
+def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess: fixes.Guess = _guess
+                       ) -> Release:
+    """Parse with the named corrections switched off (uncached; the bench measures each correction), or
+    with another `guess` (`parse_many` past its budget reads by the corrections alone)."""
+    text = parse_text(name)
     if not text.strip(" ./\\-_[]()"):
         return Release(name=name, media_type=None, title=None)
-    reading = _reading(text, _guess(text))
-    reading = fixes.apply_all(reading, _guess, disabled)
+    reading = _reading(text, guess(text, None))
+    reading = fixes.apply_all(reading, guess, disabled)
     seasons = sorted(set(reading["seasons"]))
     return Release(
         name=name,
@@ -278,25 +302,28 @@ def _derive(a: Release, mapping: Mapping_, name: str) -> Release | None:
     return replace(a, name=name, season=seasons[0] if seasons else None, **values)
 
 
-def _parse_group(names: Sequence[str], members: list[int], out: list[Release | None]) -> None:
+Reader = Callable[[str], Release]
+
+
+def _parse_group(names: Sequence[str], members: list[int], out: list[Release | None], read: Reader) -> None:
     """Derive a template's members from three real parses; where they disagree, split and retry."""
     if len(members) < 8:
         for index in members:
-            out[index] = parse_release(names[index])
+            out[index] = read(names[index])
         return
     first, middle, last = members[0], members[len(members) // 2], members[-1]
-    a, m, b = (parse_release(names[i]) for i in (first, middle, last))
+    a, m, b = (read(names[i]) for i in (first, middle, last))
     mapping = _derive_map(a, b)
     if mapping is None or _derive(a, mapping, names[middle]) != m:
         half = len(members) // 2
-        _parse_group(names, members[:half], out)
-        _parse_group(names, members[half:], out)
+        _parse_group(names, members[:half], out, read)
+        _parse_group(names, members[half:], out, read)
         return
     for index in members:
-        out[index] = _derive(a, mapping, names[index]) or parse_release(names[index])
+        out[index] = _derive(a, mapping, names[index]) or read(names[index])
 
 
-def parse_many(names: Sequence[str]) -> list[Release]:
+def parse_many(names: Sequence[str], budget: int = PACK_CALL_BUDGET) -> list[Release]:
     """Parse many names; names that differ only in their digits share one checked guessit reading.
 
     A 2,000-episode pack would take guessit half a minute name by name. For each template (the name
@@ -304,12 +331,21 @@ def parse_many(names: Sequence[str]) -> list[Release]:
     numbers of the last follow from the first by its digit runs alone, and the middle one agrees,
     the rest are derived that way (a name whose runs disagree is parsed for real); a template whose
     samples disagree (guessit reads `- 2000` differently from `- 1999`) is split in halves and retried.
+    Once guessit has made `budget` calls for the pack (thousands of differently built hostile names),
+    the names still to read are read by the corrections alone.
     """
+    start = calls_spent()
+
+    def read(name: str) -> Release:
+        if calls_spent() - start <= budget:
+            return parse_release(name)
+        return parse_release_with(name, guess=_nothing)
+
     out: list[Release | None] = [None] * len(names)
     groups: dict[str, list[int]] = defaultdict(list)
     for index, name in enumerate(names):
         # digit counts are kept in the template: guessit reads four digits as a year, two as not
         groups[re.sub(r"\d", "#", _CRC.sub("[crc]", name))].append(index)
     for members in groups.values():
-        _parse_group(names, members, out)
+        _parse_group(names, members, out, read)
     return [r for r in out if r is not None]

@@ -16,8 +16,10 @@ from datetime import timedelta
 from typing import Any
 
 from jellybit import __version__, clock, ident
+from jellybit.adapters.offload import Offloader
 from jellybit.adapters.store import Store
 from jellybit.config import Config, WorkerConfig
+from jellybit.core.addresses import AllowList
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.engine import ingest as ingest_module
@@ -33,6 +35,7 @@ from jellybit.engine.results import (
     TitleDeleteOutcome,
     UndoOutcome,
 )
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.validation import (
     PROVIDERS,
     clean_optional,
@@ -46,6 +49,7 @@ from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument,
 UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 MAX_LIST_LIMIT = 500
+MAX_LIST_OFFSET = 1_000_000_000
 MAX_HINT_CHARS = 2000
 MAX_REASON_CHARS = 500
 
@@ -76,7 +80,9 @@ class Commands:
     """Every command of spec §7, over the store, the worker and the layouter."""
 
     def __init__(self, store: Store, bus: EventBus, worker: Worker, *,
-                 worker_config: WorkerConfig | None = None, tag_prefix: str | None = None) -> None:
+                 worker_config: WorkerConfig | None = None, tag_prefix: str | None = None,
+                 parse: ingest_module.TorrentParser = ingest_module.parse_here,
+                 guard: SourceGuard | None = None) -> None:
         self.store = store
         self.bus = bus
         self.worker = worker
@@ -84,11 +90,15 @@ class Commands:
         self.layouter = worker.layouter
         self.max_torrent_bytes = (worker_config or worker.config).max_torrent_bytes
         self.tag_prefix = tag_prefix if tag_prefix is not None else worker.qbt.tag_prefix
+        self.parse = parse
+        self.guard = guard or SourceGuard(AllowList.parse(worker.qbt.allow_private_hosts))
 
     @classmethod
     def from_config(cls, config: Config, store: Store, bus: EventBus, worker: Worker) -> Commands:
-        """Build the commands for a configured worker."""
-        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix)
+        """Build the commands for a configured worker (.torrent files are read in a child process)."""
+        offloader = Offloader(timeout=config.worker.parse_timeout)
+        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix,
+                   parse=ingest_module.offloaded_parser(offloader))
 
     # ------------------------------------------------------------ helpers
 
@@ -108,6 +118,7 @@ class Commands:
         result = await ingest_module.ingest(
             self.store, source=source, torrent=torrent, context=context,
             max_torrent_bytes=self.max_torrent_bytes, tag_prefix=self.tag_prefix, actor=Actor.HUMAN,
+            parse=self.parse, guard=self.guard,
         )
         download = result.download
         if result.created:
@@ -327,8 +338,8 @@ class Commands:
         query = clean_optional(text, limit=200, what="the text")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
             raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgument("'offset' must be a whole number of at least 0")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_LIST_OFFSET:
+            raise InvalidArgument(f"'offset' must be a whole number from 0 to {MAX_LIST_OFFSET}")
         page = await self.store.download_page(states=wanted, text=query, limit=limit, offset=offset,
                                               after=ident.parse_id(after) if after is not None else None)
         return DownloadPage(page.items, page.total, limit, offset, page.headlines)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from jellybit.adapters.offload import ChildFailed, Offloader, OverBudget
 from jellybit.adapters.store import Store
 from jellybit.core.identity import (
     SourceKind,
+    TorrentMeta,
     clean_name,
     infohash_from_hex,
     parse_source,
@@ -17,12 +19,36 @@ from jellybit.core.identity import (
 )
 from jellybit.core.models import Download, Infohash, NewDownload
 from jellybit.core.states import Actor, State
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.errors import InvalidArgument, InvalidSource
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
 MAX_CONTEXT_CHARS = 4000
+
+# Reads `.torrent` bytes (at most the limit) into its metadata; raises InvalidSource.
+TorrentParser = Callable[[bytes, int], Awaitable[TorrentMeta]]
+
+
+async def parse_here(data: bytes, max_bytes: int) -> TorrentMeta:
+    """Parse on the calling thread (tests, small files)."""
+    return parse_torrent(data, max_bytes)
+
+
+def offloaded_parser(offloader: Offloader) -> TorrentParser:
+    """Parse in a child process within the offloader's time budget (the worker's event loop stays free)."""
+    async def parse(data: bytes, max_bytes: int) -> TorrentMeta:
+        if not isinstance(data, bytes) or len(data) > max_bytes or data[:1] != b"d":
+            return parse_torrent(data, max_bytes)          # refused at once; no process needed
+        try:
+            return await offloader.call(parse_torrent, data, max_bytes)
+        except OverBudget as exc:
+            raise InvalidSource(f"the .torrent could not be read in time ({exc}); it is unusually "
+                                "large or complex") from None
+        except ChildFailed as exc:
+            raise InvalidSource(f"the .torrent could not be read: {exc}") from None
+    return parse
 
 
 @dataclass(frozen=True)
@@ -62,20 +88,29 @@ async def ingest(
     max_torrent_bytes: int,
     tag_prefix: str = "jellybit-",
     actor: Actor = Actor.HUMAN,
+    parse: TorrentParser = parse_here,
+    guard: SourceGuard | None = None,
 ) -> IngestResult:
-    """Validate a source (magnet, URL, infohash) or .torrent bytes, then create or join a download."""
+    """Validate a source (magnet, URL, infohash) or .torrent bytes, then create or join a download.
+
+    With a `guard`, every host the source would make qBittorrent contact is checked first.
+    """
     if (source is None) == (torrent is None):
         raise InvalidArgument("give exactly one of: a source (magnet link, http(s) URL, infohash) "
                               "or a .torrent file")
     context = clean_text(context, limit=MAX_CONTEXT_CHARS, what="the context")
     if torrent is not None:
-        meta = parse_torrent(torrent, max_torrent_bytes)
+        meta = await parse(torrent, max_torrent_bytes)
+        if guard is not None:
+            await guard.check_torrent(meta)
         new = NewDownload(
             source_type=SourceKind.TORRENT.value, source_ref=meta.name, display_name=meta.name,
             context=context, infohashes=meta.infohashes, torrent_bytes=bytes(torrent),
         )
     else:
         parsed = parse_source(source)
+        if guard is not None:
+            await guard.check_source(parsed)
         new = NewDownload(
             source_type=parsed.kind.value, source_ref=parsed.uri, display_name=parsed.display_name,
             context=context, infohashes=parsed.infohashes,

@@ -49,6 +49,7 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 CHUNK = 2048         # rows finished per journal transaction (one fsync per folder per chunk)
+UNDO_CHUNK = 128     # links removed per recorded undo step
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
 _KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
@@ -287,8 +288,11 @@ class LayoutEngine(TitlesMixin):
         refused: list[tuple[str, str]] = []
         for batch in await self.store.batches_for_download(download_id):
             rows = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
-            if rows:
-                taken = await asyncio.to_thread(journal.take_back, rows, self.roots.values(), why="undone")
+            # Recorded chunk by chunk: a crash leaves at most one chunk of removed links still
+            # recorded as live (undo is not journaled; sending it again settles them).
+            for start in range(0, len(rows), UNDO_CHUNK):
+                part = rows[start:start + UNDO_CHUNK]
+                taken = await asyncio.to_thread(journal.take_back, part, self.roots.values(), why="undone")
                 await self.store.finish_links(taken.updates)
                 removed.extend(taken.removed)
                 refused.extend(taken.refused)

@@ -220,6 +220,11 @@ class Pipeline:
             else:
                 result = await self.layouter.apply(download, recognition)
         except Exception as exc:
+            if isinstance(exc, JellybitError) and exc.transient:
+                # The database was held by another process: nothing is lost (the journal makes a
+                # re-apply idempotent), so stay `applying`; the next poll cycle applies again.
+                log.warning("layout paused; it is tried again: %s", exc.message, **for_download(download.id))
+                return
             if not isinstance(exc, JellybitError | OSError):
                 log.exception("layout crashed", **for_download(download.id))
             message = exc.message if isinstance(exc, JellybitError) else f"{type(exc).__name__}: {exc}"

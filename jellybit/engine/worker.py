@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from jellybit import clock
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
@@ -116,6 +117,10 @@ class Worker:
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
+        self._cycle_error: str | None = None
+        # Told about a failing poll cycle (and, with None, the recovery); the app wires it to its
+        # supervisor so the fault shows on `<base>/info`.
+        self.on_fault: Callable[[BaseException | None], None] = lambda _error: None
         self.housekeeping = Housekeeping(store, self.serial, bus, client, layouter, qbittorrent)
         self.serial.on_change(self._reset_trackers)
 
@@ -132,32 +137,40 @@ class Worker:
             log.exception("layout recovery failed; interrupted layouts are laid again idempotently")
         await self.outages.resume()
 
-    async def run(self) -> None:
+    async def run(self, *, reconcile: bool = True) -> None:
         """Poll until `stop()`; then let in-flight stages finish (bounded) and return.
 
-        Reconciliation runs beside the loop as its own task (reconcile.py), never inside a cycle.
+        Reconciliation runs beside the loop as its own task (reconcile.py), never inside a cycle;
+        `reconcile=False` when the caller runs `run_reconciler` itself (the app, supervised).
         """
         await self.start()
-        reconciling = asyncio.create_task(self.run_reconciler(), name="reconcile")
+        reconciling = asyncio.create_task(self._reconcile_forever(), name="reconcile") if reconcile else None
         try:
             while not self._stopping.is_set():
                 try:
                     reachable = await self.poll_once()
-                except Exception:
-                    log.exception("poll cycle failed")
+                except Exception as exc:
+                    self._cycle_failed(exc)
                     reachable = True
+                else:
+                    self._cycle_worked()
                 await self._pause(self.next_poll() if reachable else self._backoff())
         finally:
-            reconciling.cancel()
-            await asyncio.gather(reconciling, return_exceptions=True)
+            if reconciling is not None:
+                reconciling.cancel()
+                await asyncio.gather(reconciling, return_exceptions=True)
             await self.serial.drain(STOP_GRACE)
 
     async def run_reconciler(self) -> None:
-        """Reconcile every `reconcile_interval` once qBittorrent answers (after the reconnect grace)."""
+        """Reconcile every `reconcile_interval` once qBittorrent answers; a failing pass raises."""
+        await self.housekeeping.reconciler.run(self.config.reconcile_interval, lambda: self.index,
+                                               self._reconcile_ready)
+
+    async def _reconcile_forever(self) -> None:
+        """`run_reconciler` started again after a failing pass (for a loop nobody supervises)."""
         while True:
             try:
-                await self.housekeeping.reconciler.run(self.config.reconcile_interval, lambda: self.index,
-                                                       self._reconcile_ready)
+                await self.run_reconciler()
             except Exception:
                 # A failing pass must not end reconciliation for good; the next pass starts over.
                 log.exception("reconciliation failed")
@@ -166,6 +179,20 @@ class Worker:
     def _reconcile_ready(self) -> bool:
         return (self.index is not None and self.health.reachable is True
                 and time.monotonic() >= self._grace_until)
+
+    def _cycle_failed(self, exc: Exception) -> None:
+        """Log a failing cycle once per distinct error (not every poll), and report it."""
+        message = f"{type(exc).__name__}: {exc}"
+        if message != self._cycle_error:
+            log.error("poll cycle failed", exc_info=exc)
+        self._cycle_error = message
+        self.on_fault(exc)
+
+    def _cycle_worked(self) -> None:
+        if self._cycle_error is not None:
+            log.info("poll cycles work again")
+            self._cycle_error = None
+            self.on_fault(None)
 
     async def stop(self) -> None:
         """Ask the loop to end after the current cycle."""
@@ -188,12 +215,17 @@ class Worker:
         return self.poll_interval
 
     @property
+    def failed_polls(self) -> int:
+        """Consecutive polls that could not reach qBittorrent (0 once it answers)."""
+        return self._failures
+
+    @property
     def poll_interval(self) -> float:
         """Seconds between polls while qBittorrent answers."""
         return self.config.poll_interval
 
     def _backoff(self) -> float:
-        return min(self.poll_interval * 2 ** max(self._failures - 1, 0), self.config.retry_max_backoff)
+        return backoff(self.poll_interval, self._failures, self.config.retry_max_backoff)
 
     async def _pause(self, seconds: float) -> None:
         try:
@@ -317,7 +349,7 @@ class Worker:
             await self._fail(download, "qbt_add_failed", exc.message)
             return
         except AdapterError as exc:
-            delay = min(self.poll_interval * 2 ** attempts, self.config.retry_max_backoff)
+            delay = backoff(self.poll_interval, attempts + 1, self.config.retry_max_backoff)
             self._add_retry[download.id] = (attempts + 1, time.monotonic() + delay)
             log.warning("adding to qBittorrent failed; retrying in %.1f s: %s", delay, exc.message,
                         **for_download(download.id))

@@ -126,8 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from jellybit import app
 
     config = _load(args)
-    asyncio.run(app.run(config))
-    return EXIT_OK
+    return EXIT_OK if asyncio.run(app.run(config)) == 0 else EXIT_ERROR
 
 
 def cmd_panel(args: argparse.Namespace) -> int:
@@ -159,7 +158,7 @@ def cmd_healthcheck(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
     return run_healthcheck(config, database=not args.no_database, bus=not args.no_bus,
-                           timeout=args.timeout, as_json=args.json)
+                           timeout=args.timeout, as_json=args.json, panel=args.panel)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")
     p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
     p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
+    p.add_argument("--panel", action="store_true", help="also check that the panel answers HTTP")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -1,6 +1,9 @@
-"""`jellybit healthcheck`: the database, the broker, and the worker answering on the bus.
+"""`jellybit healthcheck`: the database, the broker, the worker answering on the bus, the panel.
 
-Used by docker-compose health checks; exit 0 when every check passes, 1 otherwise.
+Used by docker-compose health checks; exit 0 when every check passes, 1 otherwise. Where the broker
+binds each account to one client id (the compose stack), a check must not connect with an account
+a running process uses — it would take over that process's session — so compose checks the worker
+by its database and the panel by HTTP.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import json
 import sys
 from dataclasses import dataclass
 from typing import TextIO
+
+import httpx
 
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
@@ -76,20 +81,35 @@ async def check_bus(config: Config, timeout: float) -> list[Check]:  # noqa: ASY
         return [Check("broker", False, str(exc))]
 
 
-async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: float) -> list[Check]:  # noqa: ASYNC109
+async def check_panel(config: Config, timeout: float) -> Check:  # noqa: ASYNC109
+    """The panel answers HTTP on its port (a redirect to the login page counts)."""
+    host = config.panel.host if config.panel.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{config.panel.port}/"
+    try:
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+            reply = await client.get(url, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        return Check("panel", False, f"{url}: {exc or type(exc).__name__}")
+    return Check("panel", reply.status_code < 500, f"{url} answered {reply.status_code}")
+
+
+async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: float,  # noqa: ASYNC109
+                      panel: bool = False) -> list[Check]:
     """Run the selected checks."""
     checks: list[Check] = []
     if database:
         checks.append(await check_database(config))
     if bus:
         checks.extend(await check_bus(config, timeout))
+    if panel:
+        checks.append(await check_panel(config, timeout))
     return checks
 
 
 def run_healthcheck(config: Config, *, database: bool = True, bus: bool = True, timeout: float = 5.0,
-                    as_json: bool = False, out: TextIO = sys.stdout) -> int:
+                    as_json: bool = False, out: TextIO = sys.stdout, panel: bool = False) -> int:
     """Print the checks; 0 when all pass."""
-    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout))
+    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout, panel=panel))
     healthy = all(c.ok for c in checks)
     if as_json:
         out.write(json.dumps({"healthy": healthy,

@@ -1,14 +1,15 @@
 """The MQTT transport: retained state, the event stream, and request/response over aiomqtt 2.x.
 
 Thin by design: a request becomes a call on the command handlers, the result becomes a response.
-The state it publishes comes from a `StateSource`; it publishes on change only and re-publishes
-everything after every reconnect, in case the broker lost retained messages.
+Requests wait in a bounded, fair queue (`request_queue.py`) and are answered only under the
+response prefix (`mqtt_requests.py`); a retained request is refused and cleared. The state it
+publishes comes from a `StateSource`; it publishes on change only and re-publishes everything
+after every reconnect, in case the broker lost retained messages.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import socket
@@ -16,6 +17,7 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -25,32 +27,15 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from jellybit.config import MqttConfig
-from jellybit.errors import JellybitError
-from jellybit.protocol import (
-    AVAILABILITY_OFFLINE,
-    AVAILABILITY_ONLINE,
-    READ_ONLY_COMMANDS,
-    Command,
-    Request,
-    Response,
-    Topics,
-    parse_request,
-)
+from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
+from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, peek, shown
+from jellybit.transports.request_queue import RequestQueue
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Request], Awaitable[Any]]
-
-
-class ResultStore(Protocol):
-    """Where responses are kept for transaction de-duplication (the SQLite store)."""
-
-    async def command_result(self, command: str, transaction_id: str) -> str | None:
-        """Return a stored response."""
-
-    async def save_command_result(self, command: str, transaction_id: str, response: str) -> bool:
-        """Store a response."""
+REQUEST_WORKERS = 4
+BUSY_LOG_INTERVAL = 10.0
 
 
 @dataclass(frozen=True)
@@ -141,9 +126,10 @@ class MqttBridge:
     ) -> None:
         self.config = config
         self.topics = Topics(config.base_topic, config.discovery_prefix)
-        self.handlers = dict(handlers)
+        self.requests = Requests(config, handlers, results)
+        self.queue = RequestQueue(workers=REQUEST_WORKERS, per_key=config.queue_per_client,
+                                  total=config.queue_total)
         self.state = state
-        self.results = results
         self.extensions = extensions
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
@@ -152,7 +138,8 @@ class MqttBridge:
         self.connected = asyncio.Event()
         # Events that could not be sent while disconnected (bounded; oldest dropped first).
         self._events: deque[Message] = deque(maxlen=1000)
-        self._tx_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._busy = 0
+        self._busy_logged = float("-inf")
 
     # ------------------------------------------------------------ publishing
 
@@ -190,80 +177,118 @@ class MqttBridge:
     # ------------------------------------------------------------ requests
 
     async def handle_request(self, topic: str, payload: bytes, properties: Properties | None) -> None:
-        """Answer one request; never raises (a failing handler yields an error response)."""
-        name = self.topics.parse_request_topic(topic) or ""
-        response_topic = self.topics.response(name or "unknown")
-        correlation = None
-        if properties is not None:
-            response_topic = getattr(properties, "ResponseTopic", None) or response_topic
-            correlation = getattr(properties, "CorrelationData", None)
-        response = await self._respond(name, payload)
-        failure = failure_event(name, _peek(payload, "id"), response)
+        """Answer one request now (no queue); never raises."""
+        route = self.requests.route(topic, properties)
+        await self._answer(topic, payload, route)
+
+    async def _answer(self, topic: str, payload: bytes, route: Route) -> None:
+        try:
+            reply = await self.requests.answer(topic, payload, route)
+        except Exception:  # answer() handles its own errors; this keeps a bug from going unseen
+            log.exception("a request could not be answered", extra={"topic": shown(topic)})
+            return
+        await self._send(reply)
+        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"),
+                                reply.body.decode("utf-8", "replace"))
         if failure is not None:
             await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
+
+    async def _send(self, reply: Reply) -> None:
         props = None
-        if correlation is not None:
+        if reply.correlation is not None:
             props = Properties(PacketTypes.PUBLISH)
-            props.CorrelationData = correlation
+            props.CorrelationData = reply.correlation
+        client = self._client
+        if client is None:
+            log.warning("could not send a response: not connected", extra={"topic": shown(reply.topic)})
+            return
+        try:
+            await client.publish(reply.topic, reply.body, qos=1, retain=False, properties=props)
+        except aiomqtt.MqttError as exc:
+            log.warning("could not send a response: %s", exc, extra={"topic": shown(reply.topic)})
+        except Exception:  # a topic paho refuses; the route check should have caught it
+            log.exception("could not send a response", extra={"topic": shown(reply.topic)})
+
+    async def _on_request(self, topic: str, payload: bytes, properties: Properties | None,
+                          retained: bool) -> None:
+        """Queue a request, or answer at once: `busy` past the queue's bounds, or a retained request."""
+        route = self.requests.route(topic, properties)
+        if retained:
+            await self._refuse_retained(topic, payload, route)
+            return
+        if not self.queue.submit(route.key, partial(self._answer, topic, payload, route)):
+            self._note_busy(route.key)
+            await self._send(self.requests.refusal(
+                route, "busy", "the worker has too many requests waiting from this client; try again "
+                "in a moment", payload))
+
+    def _note_busy(self, key: str) -> None:
+        """Log `busy` answers once per burst (a flood would otherwise log every one of them)."""
+        self._busy += 1
+        now = asyncio.get_running_loop().time()
+        if now - self._busy_logged >= BUSY_LOG_INTERVAL:
+            log.warning("too many requests waiting; answered busy %d time(s)", self._busy,
+                        extra={"queue": shown(key)})
+            self._busy, self._busy_logged = 0, now
+
+    async def _refuse_retained(self, topic: str, payload: bytes, route: Route) -> None:
+        """A retained request would run again on every reconnect: clear it and never run it."""
         client = self._client
         if client is not None:
             try:
-                await client.publish(response_topic, response.encode("utf-8"), qos=1, retain=False,
-                                     properties=props)
+                await client.publish(topic, b"", qos=1, retain=True)
             except aiomqtt.MqttError:
-                log.warning("could not send a response", extra={"command": name})
+                pass      # cleared on the next connection, when the broker sends it again
+        if not payload:
+            return        # the empty message that clears a retained one: nothing to answer
+        log.warning("ignored and cleared a retained request", extra={"topic": shown(topic)})
+        await self._send(self.requests.refusal(route, "retained_request", "requests must not be retained "
+                                               "(it would run again on every reconnect); it was cleared, "
+                                               "send it without the retain flag", payload))
 
     async def _respond(self, name: str, payload: bytes) -> str:
-        try:
-            command = Command(name)
-        except ValueError:
-            return Response.fail("unknown_command", f"unknown command {name[:64]!r}").model_dump_json()
-        if len(payload) > self.config.max_payload_bytes:
-            return Response.fail(
-                "payload_too_large",
-                f"payload of {len(payload)} bytes is over the {self.config.max_payload_bytes}-byte limit",
-            ).model_dump_json()
-        transaction = _peek_transaction(payload)
-        try:
-            request = parse_request(command, payload)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return Response.fail("invalid_argument", str(exc), transaction).model_dump_json()
-        transaction = request.transaction
-        dedup = transaction is not None and command not in READ_ONLY_COMMANDS
-        if dedup:
-            stored = await self.results.command_result(command.value, transaction)
-            if stored is not None:
-                return stored
-        lock = self._tx_locks.setdefault((command.value, transaction), asyncio.Lock()) if dedup else None
-        async with lock or contextlib.nullcontext():
-            if dedup:
-                stored = await self.results.command_result(command.value, transaction)
-                if stored is not None:
-                    return stored
-            try:
-                data = await self.handlers[command](request)
-                body = Response.ok(data, transaction).model_dump_json()
-            except JellybitError as exc:
-                body = Response.fail(exc.code, exc.message, transaction).model_dump_json()
-            except Exception:
-                log.exception("command failed", extra={"command": command.value})
-                body = Response.fail("internal_error", "the worker failed to run this command; see its log",
-                                     transaction).model_dump_json()
-            if dedup:
-                await self.results.save_command_result(command.value, transaction, body)
-                self._tx_locks.pop((command.value, transaction), None)
-        return body
+        """The response JSON for a command name and payload (the request path without MQTT)."""
+        return await self.requests.respond(name, payload)
 
     # ------------------------------------------------------------ the loop
 
     async def run(self) -> None:
-        """Connect, serve and reconnect with backoff until cancelled."""
-        forwarder = asyncio.create_task(self._forward_updates(), name="mqtt-updates")
+        """Connect, serve and reconnect with backoff until cancelled (the connection and the forwarder).
+
+        The app supervises `connection()` and `forward()` separately; this runs both for callers
+        without a supervisor, and ends with the error of whichever of them failed.
+        """
+        tasks = [asyncio.create_task(self.connection(), name="mqtt"),
+                 asyncio.create_task(self.forward(), name="mqtt-updates")]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def connection(self) -> None:
+        """The broker connection: connect, subscribe, publish state, serve; reconnect with backoff."""
+        self.queue.start()
         try:
             await self._connection_loop()
         finally:
-            forwarder.cancel()
-            await asyncio.gather(forwarder, return_exceptions=True)
+            await self.queue.stop()
+
+    async def forward(self) -> None:
+        """Publish the engine's state changes and events as they happen."""
+        await self._forward_updates()
+
+    async def _subscribe(self, client: aiomqtt.Client) -> None:
+        # Requests: retain-as-published shows a retained request as one (it is refused, never
+        # run); no_local hides the empty message the worker sends to clear it.
+        await client.subscribe(self.topics.requests_wildcard,
+                               options=SubscribeOptions(qos=1, noLocal=True, retainAsPublished=True))
+        for extension in self.extensions:
+            for topic in extension.subscriptions:
+                await client.subscribe(topic, qos=1)
 
     async def _connection_loop(self) -> None:
         backoff = self.min_backoff
@@ -273,10 +298,7 @@ class MqttBridge:
         while True:
             try:
                 async with aiomqtt.Client(**options) as client:
-                    await client.subscribe(self.topics.requests_wildcard, qos=1)
-                    for extension in self.extensions:
-                        for topic in extension.subscriptions:
-                            await client.subscribe(topic, qos=1)
+                    await self._subscribe(client)
                     self._client = client
                     await self._publish_all()
                     await self._flush_events()
@@ -301,26 +323,16 @@ class MqttBridge:
             backoff = min(backoff * 2, self.max_backoff)
 
     async def _serve(self, client: aiomqtt.Client) -> None:
-        tasks: set[asyncio.Task[None]] = set()
-        try:
-            async for message in client.messages:
-                topic = str(message.topic)
-                payload = _payload_bytes(message.payload)
-                if self.topics.parse_request_topic(topic) is not None:
-                    coro = self.handle_request(topic, payload, message.properties)
-                elif self.topics.parse_download_topic(topic) is not None:
-                    if payload and topic not in self._published:
-                        await self.publish(Message(topic, None))
-                    continue
-                else:
-                    coro = self._dispatch_extension(topic, payload)
-                task = asyncio.create_task(coro)
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        async for message in client.messages:
+            topic = str(message.topic)
+            payload = _payload_bytes(message.payload)
+            if self.topics.parse_request_topic(topic) is not None:
+                await self._on_request(topic, payload, message.properties, bool(message.retain))
+            elif self.topics.parse_download_topic(topic) is not None:
+                if payload and topic not in self._published:
+                    await self.publish(Message(topic, None))
+            elif not self.queue.submit(f"ext:{topic}", partial(self._dispatch_extension, topic, payload)):
+                log.warning("too many extension messages waiting; one dropped", extra={"topic": shown(topic)})
 
     async def _dispatch_extension(self, topic: str, payload: bytes) -> None:
         for extension in self.extensions:
@@ -362,17 +374,3 @@ def _payload_bytes(value: object) -> bytes:
         return bytes(value)
     return b"" if value is None else str(value).encode()
 
-
-def _peek_transaction(payload: bytes) -> str | None:
-    """Best effort: the transaction of a payload that failed validation, to echo it back."""
-    return _peek(payload, "transaction")
-
-
-def _peek(payload: bytes, key: str) -> str | None:
-    """Best effort: one string field of a JSON object payload (bounded), else None."""
-    try:
-        data = json.loads(payload)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    value = data.get(key) if isinstance(data, dict) else None
-    return value[:128] if isinstance(value, str) else None

@@ -20,11 +20,13 @@ from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.results import DownloadView
+from jellybit.engine.supervisor import ComponentHealth
 from jellybit.protocol import (
     AddRequest,
     ApplyRequest,
     CancelRequest,
     Command,
+    ComponentStatus,
     DeferRequest,
     DeleteTitleRequest,
     IdRequest,
@@ -146,13 +148,15 @@ class EngineState:
     def __init__(self, commands: Commands, bus: EventBus, config: Config, *,
                  started_at: str | None = None, statuses: Mapping[str, Callable[[], Awaitable[SystemStatus]]]
                  | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0,
-                 probe_interval: float = 300.0) -> None:
+                 probe_interval: float = 300.0,
+                 components: Callable[[], Mapping[str, ComponentHealth]] | None = None) -> None:
         self.commands = commands
         self.bus = bus
         self.config = config
         self.topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
         self.started_at = started_at or clock.now()
         self.statuses = dict(statuses or {})
+        self.components = components
         self.sweep_interval = sweep_interval
         self.info_interval = info_interval
         self.retention = timedelta(hours=config.mqtt.retention_hours)
@@ -176,6 +180,9 @@ class EngineState:
             metadata={name: SystemStatus(enabled=getattr(self.config.metadata, name).enabled)
                       for name in ("tmdb", "tvdb", "tvmaze")},
             jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
+            components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,
+                                              failed_at=h.failed_at)
+                         for name, h in sorted((self.components() if self.components else {}).items())},
         )
         if status.reconcile is not None:
             payload.reconcile = ReconcileStatus(**dataclasses.asdict(status.reconcile))
@@ -259,6 +266,9 @@ class EngineState:
 
     async def _on_event(self, event: Event) -> list[Message]:
         messages: list[Message] = []
+        if event.event_type is EventType.FAULT:          # about the worker itself, not a download
+            return [Message(self.topics.events, encode(event_payload(event).wire()), retain=False),
+                    await self.info()]
         if event.event_type is EventType.REMOVED:
             self._retained.pop(event.download_id, None)
             self._reviews.discard(event.download_id)
@@ -298,6 +308,7 @@ class EngineState:
         subscription = self.bus.subscribe()
         loop = asyncio.get_running_loop()
         next_sweep = loop.time() + self._next_interval()
+        sweep_failing = False
         try:
             while True:
                 timeout = max(0.0, next_sweep - loop.time())
@@ -305,7 +316,17 @@ class EngineState:
                     event = await asyncio.wait_for(subscription.get(), timeout)
                 except TimeoutError:
                     next_sweep = loop.time() + self._next_interval()
-                    yield await self._sweep()
+                    try:
+                        swept = await self._sweep()
+                    except Exception as exc:    # the database is locked or gone: try at the next sweep
+                        if not sweep_failing:
+                            log.error("could not refresh the retained state", exc_info=exc)
+                        sweep_failing = True
+                        continue
+                    if sweep_failing:
+                        log.info("the retained state refreshes again")
+                        sweep_failing = False
+                    yield swept
                     continue
                 except StopAsyncIteration:
                     return

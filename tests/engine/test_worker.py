@@ -146,7 +146,7 @@ async def test_hybrid_torrent_is_matched_by_both_hashes(
 async def test_url_source_is_found_by_its_tag_and_learns_its_hash(
     make_engine: EngineFactory, qbittorrent: QbittorrentInstance
 ) -> None:
-    engine = await make_engine(qbittorrent.config())
+    engine = await make_engine(qbittorrent.config(allow_private_hosts=["127.0.0.1"]))   # the file server
     seeded = seeded_torrent(qbittorrent.data_dir, "From.Url", {"a.mkv": 30_000})
     with TorrentFileServer({"/x.torrent": seeded.torrent}) as server:
         added = await engine.commands.add(source=f"{server.base_url}/x.torrent")
@@ -289,7 +289,7 @@ async def test_bad_credentials_are_a_clear_health_error_not_a_crash(
 async def test_recovery_after_a_crash_never_adds_twice(
     make_engine: EngineFactory, qbittorrent: QbittorrentInstance
 ) -> None:
-    first = await make_engine(qbittorrent.config())
+    first = await make_engine(qbittorrent.config(allow_private_hosts=["127.0.0.1"]))    # the file server
     seeded = seeded_torrent(qbittorrent.data_dir, "Crash.Test", {"a.mkv": 30_000}, seed=5)
     with TorrentFileServer({"/c.torrent": seeded.torrent}) as server:
         by_url = await first.commands.add(source=f"{server.base_url}/c.torrent")
@@ -469,7 +469,8 @@ async def test_a_recognition_overtaken_by_cancel_and_retry_is_discarded(
 async def test_a_url_qbittorrent_cannot_fetch_fails_with_qbt_add_failed(
     make_engine: EngineFactory, qbittorrent: QbittorrentInstance
 ) -> None:
-    engine = await make_engine(qbittorrent.config(), worker={"metadata_timeout": 0.3}, appear_timeout=0.3)
+    engine = await make_engine(qbittorrent.config(allow_private_hosts=["127.0.0.1"]),
+                               worker={"metadata_timeout": 0.3}, appear_timeout=0.3)
     with TorrentFileServer({}) as server:              # every path is a 404
         added = await engine.commands.add(source=f"{server.base_url}/gone.torrent")
         failed = await engine.settle(added.download.id, State.FAILED)

@@ -73,3 +73,36 @@ def test_unhealthy_with_an_unreachable_broker(tmp_path: Path) -> None:
     assert not ok
     assert f"cannot reach the MQTT broker at {url}" in detail
     assert set(checks(result.stdout)) == {"broker"}   # no worker checks without a broker
+
+
+def test_the_panel_check_asks_its_port_over_http(tmp_path: Path) -> None:
+    """Compose checks the panel by HTTP: a broker that binds accounts to client ids would hand the
+    panel's session to a check that connected with the panel's account."""
+    import http.server
+    import threading
+
+    class Login(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", "/login?redirect_to=/")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    port = free_port()
+    config = worker_config(tmp_path, mqtt_url=f"mqtt://127.0.0.1:{free_port()}")
+    config.write_text(config.read_text() + f"\n[panel]\nport = {port}\nopen = true\n")
+    down = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--panel", "--json")
+    assert down.returncode == 1
+    assert checks(down.stdout)["panel"][0] is False
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Login)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        up = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--panel", "--json")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert checks(up.stdout) == {"panel": (True, f"http://127.0.0.1:{port}/ answered 307")}

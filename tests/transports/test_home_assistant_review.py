@@ -110,7 +110,9 @@ class Notifications:
 async def reviewing(make_engine: EngineFactory, mosquitto: Broker, home_assistant: HomeAssistant,
                     qbittorrent: QbittorrentInstance) -> AsyncIterator[tuple[Jellybit, dict[str, str]]]:
     """A worker whose recognitions always ask a human, its device in HA, and the blueprints in use."""
-    engine = await make_engine(qbittorrent.config(), automatic=False)
+    # the add script's magnet names trackers on loopback: a tracker of the user's own, allowed
+    allowed = qbittorrent.config().model_copy(update={"allow_private_hosts": ["127.0.0.1"]})
+    engine = await make_engine(allowed, automatic=False)
     app = Jellybit.make(engine, mosquitto, home_assistant)
     await app.start()
     try:

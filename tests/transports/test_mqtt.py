@@ -6,8 +6,6 @@ import asyncio
 import base64
 import json
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,87 +16,17 @@ from paho.mqtt.properties import Properties
 
 from jellybit.adapters.store import Store
 from jellybit.client import JellybitClient
-from jellybit.config import Config, MqttConfig
+from jellybit.config import Config
 from jellybit.core.states import State
 from jellybit.protocol import Command, Topics
 from jellybit.transports.mqtt import MqttBridge
 from jellybit.transports.mqtt_engine import EngineState, build_handlers
-from tests.support.engine import Engine, EngineFactory
+from tests.support.bridge import Bus, eventually_retained, mqtt_config, retained, start_bridge, stop_bridge
+from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 
 HASH = "0123456789abcdef0123456789abcdef01234567"
-
-
-@dataclass
-class Bus:
-    """A running bridge plus a client and a raw observer on one unique base topic."""
-
-    engine: Engine
-    bridge: MqttBridge
-    client: JellybitClient
-    topics: Topics
-    config: MqttConfig
-    task: asyncio.Task[None]
-
-
-def mqtt_config(broker: Broker, base: str, **extra: Any) -> MqttConfig:
-    return MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", **extra)
-
-
-async def start_bridge(engine: Engine, config: MqttConfig, *,
-                       sweep: float = 60.0) -> tuple[MqttBridge, asyncio.Task]:
-    full = Config(mqtt=config)
-    state = EngineState(engine.commands, engine.bus, full, sweep_interval=sweep, info_interval=sweep)
-    bridge = MqttBridge(config, handlers=build_handlers(engine.commands), state=state, results=engine.store,
-                        min_backoff=0.05, max_backoff=0.2)
-    task = asyncio.create_task(bridge.run())
-    await asyncio.wait_for(bridge.connected.wait(), 10)
-    return bridge, task
-
-
-async def stop_bridge(bridge: MqttBridge, task: asyncio.Task) -> None:
-    await bridge.stop()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-
-
-@pytest.fixture
-async def bus(make_engine: EngineFactory, mosquitto: Broker) -> AsyncIterator[Bus]:
-    engine = await make_engine()
-    base = f"jb-{uuid.uuid4().hex[:10]}"
-    config = mqtt_config(mosquitto, base)
-    bridge, task = await start_bridge(engine, config)
-    async with JellybitClient(config, name="test") as client:
-        yield Bus(engine, bridge, client, Topics(base), config, task)
-    await stop_bridge(bridge, task)
-
-
-async def retained(config: MqttConfig, topic: str, *, within: float = 5.0) -> bytes | None:
-    """The retained payload of a topic as a fresh subscriber sees it (None when there is none)."""
-    async with aiomqtt.Client("127.0.0.1", int(config.url.rsplit(":", 1)[1]),
-                              identifier=f"obs-{uuid.uuid4().hex[:8]}") as observer:
-        await observer.subscribe(topic, qos=1)
-        try:
-            async with asyncio.timeout(within):
-                async for message in observer.messages:
-                    if message.retain:
-                        return bytes(message.payload)
-        except TimeoutError:
-            return None
-    return None
-
-
-async def eventually_retained(config: MqttConfig, topic: str, predicate: Any, within: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        raw = await retained(config, topic, within=0.5)
-        value = json.loads(raw) if raw else None
-        if predicate(value):
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"{topic} never satisfied the condition; last: {value!r}")
-        await asyncio.sleep(0.05)
 
 
 async def test_availability_info_and_summary_are_retained(bus: Bus) -> None:
@@ -138,6 +66,9 @@ async def test_add_by_plain_magnet_and_the_download_topic(bus: Bus) -> None:
         ("undo", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"}', "not_found"),
         ("frobnicate", b"{}", "unknown_command"),
         ("add", b"magnet:?xt=urn:btih:nothex", "invalid_source"),
+        ("add", b"http://127.0.0.1:8080/api/v2/app/shutdown", "invalid_source"),
+        ("add", b"magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&tr=http://[::1]:1883/",
+         "invalid_source"),
         ("add", b'{"torrent": "!!!"}', "invalid_argument"),
         ("add", b'{"torrent": "' + b"A" * 64 + b'"}', "invalid_source"),
         ("list", b'{"limit": 0}', "invalid_argument"),
@@ -188,7 +119,7 @@ async def test_default_response_topic_echoes_the_transaction(bus: Bus) -> None:
 
 async def test_mqtt5_response_topic_and_correlation_data_are_honoured(bus: Bus) -> None:
     port = int(bus.config.url.rsplit(":", 1)[1])
-    reply = f"elsewhere/{uuid.uuid4().hex}"
+    reply = f"{bus.topics.base}/response/script-{uuid.uuid4().hex}"
     async with aiomqtt.Client("127.0.0.1", port, identifier=f"v5-{uuid.uuid4().hex[:8]}",
                               protocol=aiomqtt.ProtocolVersion.V5) as raw:
         await raw.subscribe(reply, qos=1)

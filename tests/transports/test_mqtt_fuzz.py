@@ -39,7 +39,25 @@ keys = st.sampled_from(["id", "source", "torrent", "context", "hint", "candidate
                         "offset", "text", "transaction", "reason", "hash"])
 objects = st.dictionaries(keys, json_values | st.just(ID), max_size=5).map(
     lambda d: json.dumps(d).encode())
-payloads = st.one_of(st.binary(max_size=300), objects, st.text(max_size=200).map(str.encode))
+
+
+def _nest(value: object, shape: list[bool]) -> object:
+    for as_list in shape:
+        value = [value] if as_list else {"overrides": value}
+    return value
+
+
+# Deep chains of arrays and objects around a real request, far past the 32-level limit and up to
+# where the JSON decoder itself gives up; and numbers at and beyond every range.
+deep = st.builds(_nest, objects.map(json.loads), st.lists(st.booleans(), min_size=20, max_size=120)).map(
+    lambda d: json.dumps(d).encode())
+brackets = st.integers(min_value=1, max_value=200_000).map(lambda n: b"[" * n + b"]" * n)
+numbers = st.one_of(st.integers(min_value=-(10**30), max_value=10**30), st.floats(allow_nan=True),
+                    st.sampled_from(["1e400", "-1e400", "NaN", "Infinity", "9" * 5000]))
+numeric = st.tuples(st.sampled_from(["limit", "offset", "hours"]), numbers).map(
+    lambda kv: f'{{"{kv[0]}": {kv[1] if isinstance(kv[1], str) else json.dumps(kv[1])}}}'.encode())
+payloads = st.one_of(st.binary(max_size=300), objects, st.text(max_size=200).map(str.encode), deep, brackets,
+                     numeric)
 
 
 @given(command=st.sampled_from(list(Command)), payload=payloads)
@@ -94,6 +112,82 @@ def test_any_request_gets_a_well_formed_answer_and_bad_ones_change_nothing(
                     assert await app.store.count_downloads() == before
                 else:
                     assert name in {c.value for c in Command}
+        finally:
+            await app.client.close()
+            await app.store.close()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(scenario(Path(tmp)))
+
+
+# ---------------------------------------------------------------- MQTT 5 properties
+
+PREFIX = "jb-fuzz/response/"
+topics_asked = st.one_of(
+    st.none(),
+    st.text(max_size=80),
+    st.text(max_size=40).map(lambda t: PREFIX + t),
+    st.sampled_from(["jb-fuzz/availability", "homeassistant/device/jellybit/config", PREFIX, PREFIX + "#",
+                     PREFIX + "a/+/b", PREFIX + "x\x00y", PREFIX + "я" * 600, "jb-fuzz/response"]),
+)
+correlations = st.one_of(st.none(), st.binary(max_size=2048), st.text(max_size=20), st.integers())
+
+
+class _Props:
+    """What paho hands the bridge: attributes, any of them missing or of any type."""
+
+    def __init__(self, topic: object, correlation: object) -> None:
+        if topic is not None:
+            self.ResponseTopic = topic
+        if correlation is not None:
+            self.CorrelationData = correlation
+
+
+@given(command=st.sampled_from(COMMANDS), asked=topics_asked, correlation=correlations,
+       with_props=st.booleans())
+def test_any_mqtt5_properties_route_the_answer_under_the_prefix(command: str, asked: object,
+                                                                 correlation: object,
+                                                                 with_props: bool) -> None:
+    from jellybit.config import MqttConfig
+    from jellybit.transports.mqtt_requests import Requests
+
+    requests = Requests(MqttConfig(base_topic="jb-fuzz"), {}, results=None)  # type: ignore[arg-type]
+    route = requests.route(f"jb-fuzz/request/{command}", _Props(asked, correlation) if with_props else None)
+    assert route.topic.startswith(PREFIX)
+    assert not any(c in route.topic for c in "+#\x00")
+    assert len(route.topic.encode("utf-8", "surrogatepass")) <= 512 + len(command.encode()) + 32
+    assert route.key
+    assert route.correlation is None or isinstance(route.correlation, bytes)
+    if asked is not None and with_props and route.refused is None:
+        assert route.topic == asked
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(st.tuples(st.sampled_from(COMMANDS), payloads, topics_asked, correlations),
+                      min_size=1, max_size=6))
+def test_any_request_with_any_properties_is_answered_under_the_prefix(
+    batch: list[tuple[str, bytes, object, object]],
+) -> None:
+    async def scenario(root: Path) -> None:
+        config = _config(root)
+        config = config.model_copy(update={"mqtt": config.mqtt.model_copy(update={"base_topic": "jb-fuzz"})})
+        app = build_app(config)
+        await app.store.open()
+        try:
+            for name, payload, asked, correlation in batch:
+                before = await app.store.count_downloads()
+                topic = f"jb-fuzz/request/{name}"
+                route = app.bridge.requests.route(topic, _Props(asked, correlation))
+                reply = await app.bridge.requests.answer(topic, payload, route)
+                assert reply.topic.startswith(PREFIX)
+                response = Response.model_validate_json(reply.body)
+                if route.refused is not None:
+                    assert response.error is not None
+                    assert response.error.code == "invalid_response_topic"
+                    assert await app.store.count_downloads() == before
+                elif response.status == "error":
+                    assert response.error is not None
+                    assert response.error.code != "internal_error", response.error
         finally:
             await app.client.close()
             await app.store.close()

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from jellybit.core.states import State
+from tests.support.engine import EngineFactory, closed_qbittorrent
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.telegram_bot import ANNA, BORIS, STRANGER, BotFactory
 from tests.support.torrents import make_content, make_torrent
@@ -80,13 +81,15 @@ async def test_a_user_over_the_rate_is_told_once_and_then_ignored(make_bot: BotF
 
 
 async def test_each_source_kind_becomes_a_download_with_the_rest_as_context(
-        make_bot: BotFactory, fake_telegram: FakeTelegram) -> None:
+        make_bot: BotFactory, make_engine: EngineFactory, fake_telegram: FakeTelegram) -> None:
     """A magnet, a .torrent link, bare v1/v2 infohashes and a hidden link: several downloads, one context."""
-    bot = await make_bot()
-    text = (f"Смотри: magnet:?xt=urn:btih:{HASH_A}&dn=Fargo.S02 и https://tracker.example/get/42.torrent, "
+    # the links point at a tracker of the user's own on this machine, so it is allow-listed
+    own_tracker = closed_qbittorrent().model_copy(update={"allow_private_hosts": ["127.0.0.1"]})
+    bot = await make_bot(engine=await make_engine(own_tracker, automatic=False))
+    text = (f"Смотри: magnet:?xt=urn:btih:{HASH_A}&dn=Fargo.S02 и http://127.0.0.1:9/get/42.torrent, "
             f"ещё {HASH_B.upper()} и {HASH_V2} — второй сезон, датская версия. Link")
     link = {"type": "text_link", "offset": len(text) - 4, "length": 4,
-            "url": "https://tracker.example/dl/43.torrent"}
+            "url": "http://127.0.0.1:9/dl/43.torrent"}
     update = fake_telegram.send_text(ANNA, text, entities=[link])
     answer = await bot.reply_to(update)
     made = await downloads(bot)

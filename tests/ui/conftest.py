@@ -23,9 +23,11 @@ MAIN_FILE = "ui/app.py"
 
 
 def panel_config(broker: Broker, base: str, **panel: object) -> Config:
-    """A config for the panel on this broker and base topic (short request timeout for tests)."""
+    """A config for the panel on this broker and base topic (short request timeout for tests);
+    without a user name it is explicitly open, as the panel refuses to serve otherwise."""
+    settings = {"request_timeout": 2.0, "open": not panel.get("username"), **panel}
     return Config(mqtt=MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}"),
-                  panel=PanelConfig(**{"request_timeout": 2.0, **panel}))
+                  panel=PanelConfig(**settings))
 
 
 def write_config(config: Config, path: Path) -> Path:
@@ -38,6 +40,8 @@ def write_config(config: Config, path: Path) -> Path:
         lines.append(f'username = "{panel.username}"')
     if panel.password:
         lines.append(f'password = "{panel.password.get_secret_value()}"')
+    if panel.open:
+        lines.append("open = true")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

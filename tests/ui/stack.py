@@ -149,6 +149,7 @@ host = "127.0.0.1"
 port = {self.port}
 base_url = "{self.url}"
 request_timeout = 5.0
+open = true
 
 [log]
 level = "INFO"

@@ -94,3 +94,21 @@ class TestLogin:
         user.find("Password").type("s3cret-пароль")
         user.find("Log in").click()
         await eventually(lambda: user.back_history[-1] == "/")
+
+
+class TestOpenPanel:
+    """Without a login the panel must be opened explicitly, and then it says so."""
+
+    async def test_an_open_panel_warns_on_the_status_page(self, user: User) -> None:
+        await user.open("/status")
+        await user.should_see("This panel is open")
+        await user.should_see("panel.open = true")
+
+
+def test_without_a_login_or_open_the_panel_refuses_to_start() -> None:
+    from jellybit.config import PanelConfig
+    from jellybit.errors import ConfigError
+    from ui import auth
+
+    with pytest.raises(ConfigError, match=r"panel.username and panel.password .* or panel.open = true"):
+        auth.register(PanelConfig())

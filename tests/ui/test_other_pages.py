@@ -105,6 +105,24 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.should_see("connection refused")
 
 
+async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: User) -> None:
+    from jellybit.protocol import ComponentStatus
+    from jellybit.transports.mqtt import Message, encode
+
+    worker.info = worker.info.model_copy(update={"components": {
+        "poll": ComponentStatus(error="OperationalError: database is locked",
+                                failed_at="2026-01-02T03:04:05Z"),
+        "mqtt": ComponentStatus(restarts=2, failed_at="2026-01-02T03:00:00Z"),
+        "mqtt-updates": ComponentStatus(),
+    }})
+    worker._queue.put_nowait([Message(worker.topics.info, encode(worker.info))])
+    await user.open("/status")
+    await user.should_see("Worker poll loop: Failing", retries=50)
+    await user.should_see("database is locked")
+    await user.should_see("Worker mqtt loop: Recovered")
+    await user.should_not_see("Worker mqtt-updates loop")           # a loop that never failed is quiet
+
+
 async def test_worker_offline_banner_comes_and_goes(worker: FakeWorker, user: User) -> None:
     await user.open("/")
     await eventually(lambda: banner_text(user) is None, within=15)

@@ -7,7 +7,7 @@ import json
 from nicegui import ui
 
 from jellybit import __version__
-from jellybit.protocol import AVAILABILITY_ONLINE, SystemStatus
+from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus
 from ui import format as fmt
 from ui.frame import WRAP, frame
 from ui.live import Live
@@ -44,6 +44,14 @@ def register(live: Live, *, login: bool) -> None:
         with frame(live, "Status", current="/status", login=login):
             ui.label("Status").classes("text-h5")
 
+            if live.config.panel.open and not live.config.panel.username:
+                with ui.card().classes("w-full gap-1 p-4 bg-warning text-black").props(
+                        "flat bordered role=alert data-section=open-panel"):
+                    ui.label("This panel is open").classes("text-h6")
+                    ui.label("It serves without a login (panel.open = true): anyone who can reach it can "
+                             "add, apply, undo and delete. Set panel.username and panel.password unless "
+                             "this network is trusted.").classes("text-sm").style(WRAP)
+
             @ui.refreshable
             def body() -> None:
                 with ui.card().classes("w-full gap-1 p-4").props("flat bordered"):
@@ -76,6 +84,10 @@ def register(live: Live, *, login: bool) -> None:
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
                                 "Without metadata every download goes to review.")
+                        for name, component in sorted(info.components.items()):
+                            if component.error or component.restarts or not component.running:
+                                label, icon, colour = component_words(component)
+                                row(f"Worker {name} loop", label, icon, colour, _component_detail(component))
                 summary = live.summary
                 if summary is not None:
                     with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Counts"):
@@ -106,6 +118,23 @@ def register(live: Live, *, login: bool) -> None:
                     body.refresh()
 
             ui.timer(1.0, tick)
+
+
+def component_words(component: ComponentStatus) -> tuple[str, str, str]:
+    """(label, icon, colour) for one of the worker's own loops that failed at some point."""
+    if not component.running:
+        return "Stopped", "error", "negative"
+    if component.error:
+        return "Failing", "warning", "negative"
+    return "Recovered", "check_circle", "positive"
+
+
+def _component_detail(component: ComponentStatus) -> str:
+    when = ""
+    if component.failed_at:
+        when = f"{'since' if component.error else 'last failure'} {fmt.stamp(component.failed_at)}"
+    parts = [f"restarted {component.restarts}×" if component.restarts else "", component.error or "", when]
+    return " — ".join(p for p in parts if p)
 
 
 def _detail(status: SystemStatus) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jellybit.adapters.store.base import StoreBase, load_migrations
+from jellybit.adapters.store.base import StoreBase, StoreBusy, load_migrations
 from jellybit.adapters.store.cache import MetadataCacheMixin
 from jellybit.adapters.store.commands import CommandResultsMixin
 from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
@@ -19,4 +19,4 @@ class Store(
     """The application's store; open it with `await store.open()` (migrates by default)."""
 
 
-__all__ = ["CreateResult", "Store", "load_migrations"]
+__all__ = ["CreateResult", "Store", "StoreBusy", "load_migrations"]

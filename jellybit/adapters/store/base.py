@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -15,6 +15,7 @@ import aiosqlite
 
 from jellybit import clock
 from jellybit.adapters.store.reader import Reader
+from jellybit.errors import AdapterError
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,22 @@ async def _enable_wal(conn: aiosqlite.Connection) -> None:
         delay = min(delay * 2, 0.2)
 
 
+class StoreBusy(AdapterError):
+    """Another process holds the database (locked past the busy timeout); try again later."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("database", f"busy: another process holds it ({detail}); the change was not made")
+
+
+async def _busy_as_error(statement: Awaitable[object]) -> None:
+    try:
+        await statement
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreBusy(str(exc)) from exc
+        raise
+
+
 class StoreBase:
     """Owns the single aiosqlite connection; every write goes through `write()`."""
 
@@ -143,17 +160,25 @@ class StoreBase:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction (`BEGIN IMMEDIATE`), serialized across the process."""
+        """One write transaction (`BEGIN IMMEDIATE`), serialized across the process.
+
+        Another process holding the database longer than the busy timeout is a `StoreBusy`
+        (transient: the same write later succeeds), not a raw sqlite3 error.
+        """
         async with self._write_lock:
             conn = self.conn
-            await conn.execute("BEGIN IMMEDIATE")
+            await _busy_as_error(conn.execute("BEGIN IMMEDIATE"))
             try:
                 yield conn
             except BaseException:
                 await conn.execute("ROLLBACK")
                 raise
             else:
-                await conn.execute("COMMIT")
+                try:
+                    await _busy_as_error(conn.execute("COMMIT"))
+                except StoreBusy:
+                    await conn.execute("ROLLBACK")
+                    raise
 
     async def fetchall(self, sql: str, params: tuple | dict = ()) -> list[aiosqlite.Row]:
         """Run a read query and return every row."""

@@ -112,8 +112,8 @@ def fix_absolute_range(r: Reading, guess: Guess) -> None:
     """`Naruto Shippuden - 001-500 [Batch]`: an absolute range, not S00E01."""
     base = base_name(r["text"])
     match = _ABSOLUTE_RANGE.search(base)
-    if not match or MARKER.search(base):
-        return
+    if not match or MARKER.search(r["text"]):
+        return          # the name or a folder numbers by season (`Season 2/Show - 03-04 - Title`)
     first, last = int(match.group(1)), int(match.group(2))
     if 0 <= last - first <= 2000 and not (1900 <= first <= 2099):
         r.update(absolute_episodes=list(range(first, last + 1)), episodes=[], seasons=[], episode_title=None,

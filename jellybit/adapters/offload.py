@@ -1,0 +1,130 @@
+"""CPU-heavy work off the event loop: each call in a short-lived child process, with a time budget.
+
+Reading a large `.torrent` is pure Python and takes seconds; on the event loop it stalled every
+other request and the qBittorrent poll. Here each call runs in a child forked from a small
+`forkserver` that has the parser preloaded (a few milliseconds to start), so the worker's loop
+and memory are untouched; at most `slots` children run at once, a few more calls may wait for a
+slot, and past that the caller is told the worker is busy. A child that overruns its budget is
+killed. The function and its arguments and result must be picklable (a module-level function).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+from jellybit.errors import Busy, JellybitError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+PRELOAD = ["jellybit.core.identity"]
+_context: Any = None
+
+
+class OverBudget(Exception):
+    """The call ran past its time budget and its process was killed."""
+
+
+class ChildFailed(Exception):
+    """The child process ended without an answer (killed, out of memory) or raised something odd."""
+
+
+def _mp_context() -> Any:
+    global _context
+    if _context is None:
+        # forkserver: children never inherit the worker's threads (aiosqlite) or sockets.
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(PRELOAD)
+    return _context
+
+
+def _child(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        result: tuple[str, Any] = ("ok", func(*args))
+    except JellybitError as exc:
+        result = ("error", exc)
+    except BaseException as exc:  # reported to the parent, which decides
+        result = ("crash", f"{type(exc).__name__}: {exc}")
+    try:
+        conn.send(result)
+    except Exception as exc:  # an unpicklable result
+        conn.send(("crash", f"cannot send the result back: {exc}"))
+    finally:
+        conn.close()
+
+
+class Offloader:
+    """Runs a picklable function in a child process: bounded slots, a bounded wait, a time budget."""
+
+    def __init__(self, *, slots: int = 2, waiting: int = 4, timeout: float = 10.0) -> None:
+        self.slots = max(1, slots)
+        self.waiting = max(0, waiting)
+        self.timeout = timeout
+        self._semaphore = asyncio.Semaphore(self.slots)
+        self._queued = 0
+
+    async def call(self, func: Callable[..., T], *args: Any) -> T:
+        """`func(*args)` in a child; raises its domain error, or Busy, OverBudget, ChildFailed."""
+        if self._semaphore.locked() and self._queued >= self.waiting:
+            raise Busy("the worker is reading other .torrent files right now; try again in a moment")
+        self._queued += 1
+        try:
+            await self._semaphore.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            return await self._run(func, args)
+        finally:
+            self._semaphore.release()
+
+    async def _run(self, func: Callable[..., T], args: tuple[Any, ...]) -> T:
+        context = _mp_context()
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=_child, args=(sender, func, args), daemon=True)
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(None, process.start)    # pickling 10 MB is not free either
+            sender.close()
+            readable = loop.create_future()
+            loop.add_reader(receiver.fileno(), _resolve, readable)
+            try:
+                await asyncio.wait_for(readable, self.timeout)
+            except TimeoutError:
+                raise OverBudget(f"took longer than {self.timeout:g} s") from None
+            finally:
+                loop.remove_reader(receiver.fileno())
+            try:
+                kind, value = await loop.run_in_executor(None, receiver.recv)
+            except (EOFError, OSError):
+                raise ChildFailed(_ended(process)) from None
+        finally:
+            receiver.close()
+            if process.pid is not None:
+                if process.is_alive():
+                    process.kill()
+                await loop.run_in_executor(None, process.join, 5)
+                if not process.is_alive():
+                    process.close()
+        if kind == "ok":
+            return value  # type: ignore[no-any-return]
+        if kind == "error":
+            raise value
+        raise ChildFailed(str(value))
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _ended(process: Any) -> str:
+    process.join(1)
+    code = process.exitcode
+    if code is not None and code < 0:
+        return f"the parser process was killed (signal {-code})"
+    return f"the parser process ended without an answer (exit status {code})"

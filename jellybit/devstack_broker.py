@@ -1,0 +1,136 @@
+"""Broker accounts for the local stack: the worker and the panel get passwords, nobody is anonymous.
+
+mosquitto's own password file format (`user:$7$101$<salt>$<hash>`: PBKDF2-SHA512, 101 rounds, a
+12-byte salt, as `mosquitto_passwd` 2.0 writes it), an ACL like the one shipped for compose, and
+the keys a config written before this change lacks, added in place (the file is the user's).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import pwd
+import re
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from jellybit.config import Config
+
+ITERATIONS = 101
+SALT_BYTES = 12
+WORKER_ACCOUNT = "jellybit"
+PANEL_ACCOUNT = "panel"
+
+ACL = f"""# Written by run-local on every start (see mosquitto/acl for the compose stack).
+user {WORKER_ACCOUNT}
+topic readwrite jellybit/#
+topic readwrite homeassistant/#
+
+user {PANEL_ACCOUNT}
+topic read jellybit/#
+topic write jellybit/request/#
+"""
+
+
+def password_hash(password: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> str:
+    """The `$7$` entry mosquitto 2.0 checks a password against."""
+    salt = salt if salt is not None else os.urandom(SALT_BYTES)
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode("utf-8"), salt, iterations, dklen=64)
+    return f"$7${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def passwd_text(accounts: Mapping[str, str]) -> str:
+    """A mosquitto password file for `{user: password}`."""
+    for user in accounts:
+        if not user or ":" in user or any(c.isspace() for c in user):
+            raise ValueError(f"not a broker user name: {user!r}")
+    return "".join(f"{user}:{password_hash(password)}\n" for user, password in accounts.items())
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (it holds passwords or their hashes)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.chmod(path, 0o600)
+
+
+def panel_password(accounts_file: Path) -> str:
+    """The panel's broker password, made once and kept in a file of its own (0600)."""
+    try:
+        known = json.loads(accounts_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    password = known.get(PANEL_ACCOUNT) if isinstance(known, dict) else None
+    if not isinstance(password, str) or not password:
+        password = secrets.token_urlsafe(18)
+        write_private(accounts_file, json.dumps({PANEL_ACCOUNT: password}))
+    return password
+
+
+def add_missing_keys(config: Path, section: str, values: Mapping[str, str]) -> list[str]:
+    """Add `key = value` lines (TOML values, already quoted) missing from `[section]`; return the keys.
+
+    A key is missing when no `key =` line is in that section; a section that does not exist is
+    appended. The rest of the file stays exactly as it was.
+    """
+    lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = re.compile(rf"^\s*\[{re.escape(section)}\]\s*(#.*)?$")
+    start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
+        text = "".join(lines).rstrip("\n") + f"\n\n[{section}]\n"
+        text += "".join(f"{key} = {value}\n" for key, value in values.items())
+        write_private(config, text)
+        return list(values)
+    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\s*\[", lines[i])), len(lines))
+    present = {m.group(1) for line in lines[start + 1:end] if (m := re.match(r"^\s*([A-Za-z_]+)\s*=", line))}
+    added = [key for key in values if key not in present]
+    if added:
+        lines[start + 1:start + 1] = [f"{key} = {values[key]}\n" for key in added]
+        write_private(config, "".join(lines))
+    return added
+
+
+def upgrade_config(config_path: Path, config: Config) -> list[str]:
+    """Give a local config broker credentials for the worker and a panel login when it lacks them.
+
+    New configs get them on their first start; older ones (written when the local broker was
+    anonymous and the panel had no login) get them added in place. Returns what was added.
+    """
+    added: list[str] = []
+    mqtt: dict[str, str] = {}
+    if config.mqtt.username is None:
+        mqtt["username"] = json.dumps(WORKER_ACCOUNT)
+    if config.mqtt.password is None or not config.mqtt.password.get_secret_value():
+        mqtt["password"] = json.dumps(secrets.token_urlsafe(18))
+    added += [f"mqtt.{key}" for key in add_missing_keys(config_path, "mqtt", mqtt)] if mqtt else []
+    panel: dict[str, str] = {}
+    if config.panel.username is None and not config.panel.open:
+        panel["username"] = json.dumps("admin")
+        panel["password"] = json.dumps(secrets.token_urlsafe(12))
+    if config.panel.storage_secret is None:
+        panel["storage_secret"] = json.dumps(secrets.token_urlsafe(32))
+    added += [f"panel.{key}" for key in add_missing_keys(config_path, "panel", panel)] if panel else []
+    return added
+
+
+def write_broker_files(folder: Path, config: Config) -> dict[str, str]:
+    """Write the password file and the ACL (both 0600); return the panel's account for its process."""
+    if config.mqtt.username is None or config.mqtt.password is None:
+        raise ValueError("the local stack's config needs mqtt.username and mqtt.password")
+    panel = panel_password(folder / "accounts.json")
+    accounts = {config.mqtt.username: config.mqtt.password.get_secret_value(), PANEL_ACCOUNT: panel}
+    write_private(folder / "passwd", passwd_text(accounts))
+    write_private(folder / "acl", ACL.replace(f"user {WORKER_ACCOUNT}\n", f"user {config.mqtt.username}\n"))
+    return {"JB_PANEL_MQTT_USER": PANEL_ACCOUNT, "JB_PANEL_MQTT_PASSWORD": panel}
+
+
+def security_lines(folder: Path) -> str:
+    """The mosquitto config lines that turn anonymous access off and name the files."""
+    # Started as root, mosquitto would switch to its own user and no longer read 0600 files.
+    user = pwd.getpwuid(os.getuid()).pw_name
+    return (f"allow_anonymous false\npassword_file {folder / 'passwd'}\nacl_file {folder / 'acl'}\n"
+            f"user {user}\n")
