@@ -22,18 +22,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 FULL = {
-    "poll": ["--torrents", "2000", "10000", "--cycles", "20"],
-    "history": ["--downloads", "100000", "--small", "10000"],
     "mqtt_roundtrip": ["--downloads", "1000", "--requests", "1000"],
     "layout": ["--files", "5000", "50000", "--rounds", "5"],
     "completion": ["--rounds", "10"],
+    "poll": ["--torrents", "2000", "10000", "--cycles", "20"],
+    "history": ["--downloads", "100000", "--small", "10000"],
 }
 QUICK = {
-    "poll": ["--torrents", "2000", "--cycles", "10"],
-    "history": ["--downloads", "20000", "--small", "5000", "--idle", "3"],
     "mqtt_roundtrip": ["--downloads", "300", "--requests", "300"],
     "layout": ["--files", "5000", "--rounds", "3"],
     "completion": ["--rounds", "4"],
+    "poll": ["--torrents", "2000", "--cycles", "10"],
+    "history": ["--downloads", "20000", "--small", "5000", "--idle", "3"],
 }
 
 

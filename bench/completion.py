@@ -106,7 +106,9 @@ async def run(root: Path, rounds: int, interval: float, as_json: bool) -> None:
         await bridge.stop()
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        _, pending = await asyncio.wait(tasks, timeout=10)
+        for task in pending:
+            task.print_stack()
         await admin.aclose()
         await worker.client.close()  # type: ignore[attr-defined]
         await store.close()

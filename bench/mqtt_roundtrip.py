@@ -20,6 +20,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
+import io
+import pstats
 import random
 import shutil
 import socket
@@ -137,7 +140,7 @@ async def echo_pair(port: int) -> AsyncIterator[Callable[[], Awaitable[float]]]:
             await asyncio.gather(server, return_exceptions=True)
 
 
-async def main(downloads: int, requests: int, as_json: bool) -> None:
+async def main(downloads: int, requests: int, as_json: bool, profile: bool = False) -> None:
     """Set everything up, measure, print."""
     warmup = max(10, requests // 20)
     with tempfile.TemporaryDirectory(prefix="jellybit-bench-") as tmp:
@@ -177,6 +180,7 @@ async def main(downloads: int, requests: int, as_json: bool) -> None:
             samples: dict[str, list[float]] = {"get": [], "list": [], "echo": []}
             before = load()
             trips = store.reader.trips
+            profiler = cProfile.Profile() if profile else None
             async with JellybitClient(mqtt, name="bench") as api, echo_pair(port) as echo_once:
                 for n in range(requests + warmup):
                     round_trips = {"get": await timed_request(api, Command.GET, {"id": rng.choice(ids)}),
@@ -185,6 +189,14 @@ async def main(downloads: int, requests: int, as_json: bool) -> None:
                     if n >= warmup:
                         for key, seconds in round_trips.items():
                             samples[key].append(seconds)
+                    if profiler is not None and n == warmup:
+                        profiler.enable()
+            if profiler is not None:
+                profiler.disable()
+                text = io.StringIO()
+                pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+                print("profile of the measured rounds (client and worker share this process):")
+                print(text.getvalue())
             per_request = (store.reader.trips - trips) / (2 * (requests + warmup))
             after = load()
         finally:
@@ -220,5 +232,6 @@ if __name__ == "__main__":
     parser.add_argument("--downloads", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
+    parser.add_argument("--profile", action="store_true", help="profile the measured rounds with cProfile")
     args = parser.parse_args()
-    asyncio.run(main(args.downloads, args.requests, args.json))
+    asyncio.run(main(args.downloads, args.requests, args.json, args.profile))
