@@ -31,7 +31,7 @@ FULL = {
 QUICK = {
     "mqtt_roundtrip": ["--downloads", "300", "--requests", "300"],
     "layout": ["--files", "5000", "--rounds", "3"],
-    "completion": ["--rounds", "4"],
+    "completion": ["--rounds", "6"],
     "poll": ["--torrents", "2000", "--cycles", "10"],
     "history": ["--downloads", "20000", "--small", "5000", "--idle", "3"],
 }
