@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from jellybit.config import RecognitionConfig
 from jellybit.core.countries import country_code, split_country
 from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
-from jellybit.core.reasons import reason
-from jellybit.core.titles import titles_distance
+from jellybit.core.reasons import PENALTIES, reason
+from jellybit.core.titles import PREFIX_DISTANCE, titles_distance
 
 PROVIDER_NAMES = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
 SERIES_YEAR_SCALE = 0.5          # a series' release year is often a later season's
+# The margin that suffices when the best candidate carries exactly the title read and the runner-up
+# only contains it ("The Matrix" against "The Matrix Reloaded"): what a title prefix costs.
+EXACT_TITLE_MARGIN = round(PREFIX_DISTANCE * PENALTIES["title_distance"].weight, 4)
 
 
 def provider_name(provider: str) -> str:
@@ -115,6 +118,10 @@ def candidate_reasons(reading: Reading, candidate: Candidate) -> tuple[Reason, .
     if reading.media_type is not None and candidate.media_type not in (None, reading.media_type):
         found.append(reason("type_mismatch", f"{who} is a {candidate.media_type.value} but this download "
                             f"looks like a {reading.media_type.value}"))
+    counts = season_counts(candidate) if series else None
+    if reading.season and counts and reading.season not in counts:
+        found.append(reason("season_absent", f"{who} has no season {reading.season} (it has "
+                            f"{len(counts)} season{'s' if len(counts) != 1 else ''})"))
     origins = candidate_countries(candidate)
     if country and origins and country not in origins:
         found.append(reason("country_mismatch", f"{who} comes from {'/'.join(origins)}, but the download "
@@ -127,15 +134,29 @@ def distance_of(reasons: Iterable[Reason]) -> float:
     return round(min(1.0, sum(r.weight for r in reasons)), 4)
 
 
-def margin_reason(best: Candidate, runner_up: Candidate | None, min_margin: float) -> Reason | None:
-    """`small_margin` when the runner-up (another work) is within `min_margin` of the best."""
+def margin_reason(best: Candidate, runner_up: Candidate | None, min_margin: float,
+                  reading: Reading | None = None) -> Reason | None:
+    """`small_margin` when the runner-up (another work) is within `min_margin` of the best.
+
+    With the reading given, a best candidate whose name is exactly the title read, against a
+    runner-up whose names only contain it, needs no more than `EXACT_TITLE_MARGIN`: that the title
+    read is the one and not the other is evidence of its own.
+    """
     if runner_up is None or best.distance is None or runner_up.distance is None:
         return None
     margin = round(runner_up.distance - best.distance, 4)
-    if margin >= min_margin:
+    needed = min_margin
+    if reading is not None and _exact_title(reading, best) and not _exact_title(reading, runner_up):
+        needed = min(min_margin, EXACT_TITLE_MARGIN)
+    if margin >= needed:
         return None
     return reason("small_margin", f"{provider_name(best.provider)}'s best match {label(best)} is only "
                   f"{margin:.2f} ahead of {label(runner_up)}")
+
+
+def _exact_title(reading: Reading, candidate: Candidate) -> bool:
+    country = reading_country(reading)
+    return titles_distance(untagged(reading.titles, country), untagged(candidate_names(candidate)))[0] == 0.0
 
 
 def season_counts(candidate: Candidate) -> dict[int, int] | None:

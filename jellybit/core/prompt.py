@@ -11,15 +11,16 @@ from typing import Any
 
 from jellybit.core.ports import LlmQuestion, PromptFile
 
-# Size limits of each untrusted part, in characters; together they bound the prompt.
+# Size limits of each untrusted part, in characters; together they bound the prompt. The context
+# and a hint are as long as ingest and `refine` accept them, so the LLM never reads a cut sentence.
 MAX_NAME_CHARS = 500
-MAX_CONTEXT_CHARS = 2_000
-MAX_HINT_CHARS = 400
-MAX_HINTS_CHARS = 2_000
+MAX_CONTEXT_CHARS = 4_000
+MAX_HINT_CHARS = 2_000
+MAX_HINTS_CHARS = 4_000
 MAX_PARSED_CHARS = 1_500
 MAX_PATH_CHARS = 240
 MAX_FILES_CHARS = 10_000
-PROMPT_CHAR_CEILING = 22_000     # both messages, schema included, whatever the torrent holds
+PROMPT_CHAR_CEILING = 26_000     # both messages, schema included, whatever the torrent holds
 MIN_RUN = 3                      # sibling files collapsed into one line from this many on
 
 VIDEO = "video"

@@ -39,13 +39,14 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the match
     Penalty("no_provider", 1.0, True, "no metadata provider is configured"),
     Penalty("provider_error", 0.05, False, "a metadata provider failed; its candidates are missing"),
-    Penalty("provider_unavailable", 0.0, True, "a provider was down and nothing confirmed a match; retried"),
+    Penalty("provider_unavailable", 1.0, True, "a provider was down and nothing confirmed a match; retried"),
     Penalty("no_candidate", 1.0, True, "no provider found a candidate"),
     Penalty("title_distance", 0.50, False, "the best candidate's names differ from the title read"),
     Penalty("year_distance", 0.30, False, "the best candidate's year differs from the year read"),
     Penalty("year_unknown", 0.05, False, "the release gives no year to tell films of one title apart"),
     Penalty("type_mismatch", 0.35, False, "the best candidate is of the other media type"),
     Penalty("country_mismatch", 0.20, False, "the candidate's origin country is not the country read"),
+    Penalty("season_absent", 0.30, False, "the candidate has no season of the number read (ranks it lower)"),
     Penalty("small_margin", 0.15, True, "the runner-up is nearly as good as the best candidate"),
     # the numbering
     Penalty("season_not_found", 0.30, True, "a season in the plan does not exist at the provider"),

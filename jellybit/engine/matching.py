@@ -59,18 +59,24 @@ class Matcher:
         self.medium_distance = medium_distance
         self.min_margin = min_margin
         self.unavailable: dict[str, str] = {}     # provider -> why, for outages worth retrying
+        self.failed: set[str] = set()             # every provider that failed, transient or not
+        self.answered: set[str] = set()           # every provider that answered at least once
 
     async def _call(self, provider: MetadataProvider, coro: object) -> tuple[object, Reason | None]:
         try:
-            return await coro, None  # type: ignore[misc]
+            answer = await coro  # type: ignore[misc]
         except AdapterError as exc:
             log.warning("metadata provider %s failed: %s", provider.name, exc.message, extra=self.log_extra)
+            self.failed.add(provider.name)
             if exc.transient:
                 self.unavailable.setdefault(provider.name, exc.message)
             return None, _failure(provider.name, exc)
         except Exception as exc:     # a provider bug must not cost the download its recognition
             log.exception("metadata provider %s crashed", provider.name, extra=self.log_extra)
+            self.failed.add(provider.name)
             return None, _failure(provider.name, exc)
+        self.answered.add(provider.name)
+        return answer, None
 
     async def search(self, query: MetadataQuery, reasons: list[Reason]) -> list[Candidate]:
         """Ask every provider that has this kind of title, concurrently; results in provider order."""
@@ -143,8 +149,9 @@ class Matcher:
         best = outcome.candidates[0]
         # Every other candidate is another work: listings of one work were merged above.
         runner_up = outcome.candidates[1] if len(outcome.candidates) > 1 else None
-        margin = margin_reason(best, runner_up, self.min_margin)
-        outcome.reasons.extend(candidate_reasons(reading, best))
+        margin = margin_reason(best, runner_up, self.min_margin, reading)
+        # a best match without the season read gets the numbering's blocking `season_not_found`
+        outcome.reasons.extend(r for r in candidate_reasons(reading, best) if r.code != "season_absent")
         if margin is not None:
             outcome.reasons.append(margin)
         if (best.distance or 0.0) <= self.low_distance:

@@ -270,10 +270,15 @@ class Recognizer:
         elif stated.names_a_work and await stated_pick(matcher, stated.reading, reading, outcome, unused_ids):
             pass                                        # the user's words named the work
         elif not outcome.candidates:
-            who = ", ".join(provider_name(p.name) for p in self._providers)
+            # name only the providers that answered; when every one asked was down for a while,
+            # `provider_unavailable` says so instead (and the worker tries again by itself)
             name = reading.titles[0] if reading.titles else "this download"
-            reasons.append(reason("no_candidate", f"no match for '{name}'"
-                                  + (f" ({reading.year})" if reading.year else "") + f" on {who}"))
+            answered = [provider_name(p.name) for p in self._providers if p.name in matcher.answered]
+            only_outages = bool(matcher.unavailable) and matcher.failed == set(matcher.unavailable)
+            if answered or not only_outages:
+                where = f" on {', '.join(answered)}" if answered else ": no metadata provider answered"
+                reasons.append(reason("no_candidate", f"no match for '{name}'"
+                                      + (f" ({reading.year})" if reading.year else "") + where))
         reasons.extend(outcome.reasons)
         return outcome
 

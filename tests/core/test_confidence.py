@@ -94,6 +94,29 @@ def test_margin_sentence_names_both_candidates() -> None:
     assert margin_reason(best, None, 0.15) is None
 
 
+def test_an_exact_title_against_a_longer_one_is_a_clear_winner() -> None:
+    reading = Reading(MediaType.MOVIE, ("The Matrix",))
+    best = replace(film("The Matrix", 1999, "1"), distance=0.05)
+    sequel = replace(film("The Matrix Reloaded", 2003, "2"), distance=0.15)
+    assert margin_reason(best, sequel, 0.15) is not None             # by distances alone: too close
+    assert margin_reason(best, sequel, 0.15, reading) is None        # the exact title tells them apart
+    remake = replace(film("The Matrix", 2031, "3"), distance=0.05)
+    assert margin_reason(best, remake, 0.15, reading) is not None    # two exact titles: still a tie
+
+
+def test_a_series_without_the_season_read_ranks_lower() -> None:
+    reading = Reading(MediaType.SERIES, ("House of Cards",), season=2)
+    serial = Candidate("tvdb", "76947", MediaType.SERIES, "House of Cards", 1990, details={"seasons": {1: 4}})
+    show = Candidate("tvdb", "262980", MediaType.SERIES, "House of Cards", 2013,
+                     details={"seasons": {n: 13 for n in range(1, 7)}})
+    absent = [r for r in candidate_reasons(reading, serial) if r.code == "season_absent"]
+    assert [r.message for r in absent] == ["TVDB's 'House of Cards' (1990) has no season 2 (it has 1 season)"]
+    assert not absent[0].blocking
+    assert candidate_reasons(reading, show) == ()
+    unknown = Candidate("tvdb", "1", MediaType.SERIES, "House of Cards", 1990)     # no counts: no verdict
+    assert candidate_reasons(reading, unknown) == ()
+
+
 def test_a_perfect_candidate_has_no_penalties() -> None:
     assert candidate_reasons(Reading(MediaType.MOVIE, ("The Matrix",), 1999), film("The Matrix", 1999)) == ()
 
@@ -127,7 +150,7 @@ def test_aliases_count_as_names() -> None:
 
 
 def test_series_years_weigh_less_than_film_years() -> None:
-    later_season = Reading(MediaType.SERIES, ("Fargo",), 2017, season=3)
+    later_season = Reading(MediaType.SERIES, ("Fargo",), 2017, season=2)
     film_reading = Reading(MediaType.MOVIE, ("Fargo",), 2017)
     assert distance_of(candidate_reasons(later_season, FARGO_TV)) < 0.05
     assert (

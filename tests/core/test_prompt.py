@@ -11,12 +11,18 @@ from hypothesis import strategies as st
 
 from jellybit.core.ports import LlmQuestion, PromptFile
 from jellybit.core.prompt import (
+    MAX_CONTEXT_CHARS,
     MAX_FILES_CHARS,
+    MAX_HINTS_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PARSED_CHARS,
     build_listing,
     build_prompt,
     collapse,
     estimate_tokens,
 )
+from jellybit.engine.commands import MAX_HINT_CHARS as REFINE_HINT_CHARS
+from jellybit.engine.ingest import MAX_CONTEXT_CHARS as INGEST_CONTEXT_CHARS
 
 GB = 1024**3
 
@@ -100,10 +106,19 @@ def test_long_inputs_are_capped() -> None:
                  hints=tuple(f"hint {i} " + "h" * 300 for i in range(100)),
                  parsed={"title": "T" * 10_000})
     prompt = build_prompt(q)
-    assert prompt.chars() < 12_000
+    caps = MAX_NAME_CHARS + MAX_CONTEXT_CHARS + MAX_HINTS_CHARS + MAX_PARSED_CHARS
+    assert prompt.chars() < caps + 3_000         # the system prompt and the labels
     assert "older hints left out" in prompt.user
     assert "hint 99 " in prompt.user           # the newest hints are the ones kept
     assert "hint 0 " not in prompt.user
+
+
+def test_the_longest_context_and_hint_the_worker_accepts_reach_the_llm_whole() -> None:
+    context = "д" * (INGEST_CONTEXT_CHARS - len(" датская версия")) + " датская версия"
+    hint = "h" * (REFINE_HINT_CHARS - len(" the 2014 series")) + " the 2014 series"
+    prompt = build_prompt(question(episodes("Show", 1, 1), context=context, hints=(hint,)))
+    assert json.dumps(context, ensure_ascii=False) in prompt.user
+    assert json.dumps(hint, ensure_ascii=False) in prompt.user
 
 
 # ---------------------------------------------------------------- hostile names are data

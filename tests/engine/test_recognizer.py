@@ -218,6 +218,32 @@ async def test_two_close_candidates_give_a_margin_reason(providers: list[Any], f
     assert {c.year for c in draft.candidates} >= {1996, 2003}
 
 
+async def test_the_exact_title_wins_over_a_sequel_without_a_year(providers: list[Any]) -> None:
+    name = "The.Matrix.1080p.BluRay.x264"
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", 6 * GB)]))
+    assert draft.automatic, draft.reasons
+    assert (draft.title, draft.year) == ("The Matrix", 1999)
+    assert {c.title for c in draft.candidates} >= {"The Matrix", "The Matrix Reloaded"}
+
+
+async def test_the_season_read_picks_the_show_that_has_it(providers: list[Any]) -> None:
+    # no year, no country: the 1990 BBC serial has one season, the 2013 show has six
+    name = "Карточный домик / House of Cards / Сезон 2"
+    files = [(f"{name}/House.of.Cards.S02E{n:02d}.mkv", GB) for n in range(1, 14)]
+    draft = await recognizer(None, providers).recognize(request(name, files))
+    assert draft.automatic, draft.reasons
+    assert (draft.provider, draft.provider_id) == ("tvdb", "262980")     # the 2013 show, on TVDB
+    assert (draft.title, draft.year) == ("House of Cards (US)", 2013)
+    assert "season_not_found" not in codes(draft)
+
+
+async def test_a_show_whose_versions_both_have_the_season_still_asks(providers: list[Any]) -> None:
+    files = [(f"The.Office.S02.720p/The.Office.S02E{n:02d}.mkv", GB) for n in range(1, 7)]
+    draft = await recognizer(None, providers).recognize(request("The.Office.S02.720p", files))
+    assert "small_margin" in blocking(draft)
+    assert not draft.automatic
+
+
 async def test_an_unmapped_video_blocks(providers: list[Any]) -> None:
     files = [*SEASON2[:2], ("Fargo.S02.1080p.WEB-DL/Noah Hawley on writing Fargo.mkv", GB)]
     draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", files))
@@ -395,6 +421,8 @@ async def test_every_provider_failing_still_gives_a_draft(
     for fake in (fake_tmdb, fake_tvdb, fake_tvmaze):
         fake.script(503, {"message": "down"}, times=50)
     draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2))
-    assert {"provider_error", "no_candidate"} <= codes(draft)
+    # every provider was down, not empty: the outage is the reason, and the worker retries
+    assert {"provider_error", "provider_unavailable"} <= codes(draft)
+    assert "no_candidate" not in codes(draft)
     assert not draft.automatic
     assert [v.episodes for v in draft.plan.videos()] == [(n,) for n in range(1, 11)]

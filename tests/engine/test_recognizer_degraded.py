@@ -115,6 +115,18 @@ async def test_a_metadata_outage_blocks_and_says_it_is_retried(
     assert outage.blocking
     assert not draft.automatic
     assert "tries again by itself" in outage.message
+    assert "no_candidate" not in codes(draft)          # nobody said "no match": nobody was asked
+
+
+async def test_no_match_names_only_the_providers_that_answered(
+    providers: list[Any], fake_tmdb: FakeTmdb
+) -> None:
+    fake_tmdb.outage = Reply(503, {"message": "down"})
+    draft = await recognizer(None, providers).recognize(request(
+        "Completely.Unknown.Show.S01E01.mkv", [("Completely.Unknown.Show.S01E01.mkv", GB)]))
+    missing = next(r for r in draft.reasons if r.code == "no_candidate")
+    assert missing.message.endswith("on TVDB, TVMaze")
+    assert {"provider_unavailable", "no_candidate"} <= {r.code for r in draft.reasons if r.blocking}
 
 
 async def test_one_provider_down_does_not_matter_when_another_confirms(
@@ -135,3 +147,6 @@ async def test_a_rejected_key_is_not_an_outage(providers: list[Any], fake_tmdb: 
     draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2))
     assert "provider_unavailable" not in codes(draft)
     assert not draft.automatic
+    missing = next(r for r in draft.reasons if r.code == "no_candidate")     # a human must look
+    assert missing.blocking
+    assert missing.message.endswith("no metadata provider answered")
