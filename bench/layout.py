@@ -1,24 +1,36 @@
-"""Benchmark: lay out a synthetic season pack with LayoutEngine.apply against `cp -al` of the same tree.
+"""Benchmark: lay out a synthetic season pack as the pipeline does, against `cp -al` of the same tree.
 
-Run: .venv/bin/python bench/layout.py [--files 5000] [--runs 3] [--dir /path/on/the/media/filesystem]
+Run: .venv/bin/python bench/layout.py [--files 5000 50000] [--rounds 5] [--dir /on/the/media/fs] [--json]
 
-Both are measured in the same run on the same filesystem: `cp -al` hardlinks the pack's folder
-into a scratch copy (and `rm -r` removes it again); LayoutEngine.apply journals the batch in
-SQLite, checks every source and target, links every file into the series library and commits;
-then LayoutEngine.undo takes the same batch back. Each run starts from a fresh directory; with
-several runs the medians are printed last.
+Both are measured in the same run on the same filesystem, in interleaved rounds (cp first in odd
+rounds, Jellybit first in even ones), and medians are compared:
+
+  cp -al     hardlinks the pack's folder into a scratch copy (the baseline); `rm -r` removes it
+  preview    LayoutEngine.preview of the recognition (naming, convergence, one lstat per source
+             and target), what the pipeline does before it decides
+  apply      LayoutEngine.apply of the stored, previewed recognition right after (reusing the
+             preview): journal the batch in SQLite, link every file, finish and commit
+  cold       LayoutEngine.apply of a recognition nobody previewed (it inspects first)
+  undo       LayoutEngine.undo of the batch (against `rm -r` of the cp copy)
+
+The pack (episodes plus one subtitle each, 100 episodes per season folder) is written once per
+size; each round lays it into fresh libraries with a fresh SQLite file.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import Row, Samples, describe_load, emit, load, ms, timed
 
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig
@@ -27,15 +39,14 @@ from jellybit.core.plan import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.engine.layout import LayoutEngine
 
 PACK = "Big.Show.S01-S20.1080p.WEB-DL"
-COLUMNS = ("cp -al", "apply", "ratio", "rm -r", "undo", "undo ratio")
+GOAL = 2.0
 
 
 def make_pack(downloads: Path, files: int) -> Plan:
     """Write `files` small files (episodes plus one subtitle each) and return their plan."""
     items: list[PlanItem] = []
-    episodes = max(1, files // 2)
     per_season = 100
-    for n in range(episodes):
+    for n in range(max(1, files // 2)):
         season, episode = n // per_season + 1, n % per_season + 1
         stem = f"{PACK}/Season {season:02d}/Big.Show.S{season:02d}E{episode:03d}.1080p"
         video, subtitle = f"{stem}.mkv", f"{stem}.en.srt"
@@ -48,81 +59,114 @@ def make_pack(downloads: Path, files: int) -> Plan:
     return Plan(tuple(items))
 
 
-def time_cp_al(paths: PathsConfig) -> tuple[float, float]:
-    """Seconds `cp -al` takes to hardlink the pack's tree into a scratch folder, and `rm -r` to remove it."""
-    scratch = paths.downloads.parent / "cp-al"
-    started = time.perf_counter()
-    subprocess.run(["cp", "-al", str(paths.downloads / PACK), str(scratch)], check=True)
-    cp_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    subprocess.run(["rm", "-r", str(scratch)], check=True)
-    return cp_seconds, time.perf_counter() - started
+class Round:
+    """The measurements of one size."""
+
+    def __init__(self) -> None:
+        self.cp, self.rm = Samples("cp -al"), Samples("rm -r")
+        self.preview, self.apply = Samples("preview"), Samples("apply after preview")
+        self.cold, self.undo = Samples("apply, not previewed"), Samples("undo")
 
 
-async def time_engine(base: Path, paths: PathsConfig, plan: Plan) -> tuple[float, float]:
-    """Seconds LayoutEngine.apply and then undo take for the whole pack (one batch)."""
+def cp_al(downloads: Path, scratch: Path, result: Round) -> None:
+    """Time `cp -al` of the pack and `rm -r` of the copy."""
+    with timed(result.cp):
+        subprocess.run(["cp", "-al", str(downloads / PACK), str(scratch)], check=True)
+    with timed(result.rm):
+        subprocess.run(["rm", "-r", str(scratch)], check=True)
+
+
+async def engine_round(base: Path, downloads: Path, plan: Plan, result: Round, *, previewed: bool) -> None:
+    """One layout into fresh libraries: preview, store, apply (timed), then undo (timed)."""
+    paths = PathsConfig(downloads=downloads, movies=base / "movies", series=base / "series")
+    for root in (paths.movies, paths.series):
+        root.mkdir(parents=True)
     store = Store(base / "bench.db")
     await store.open()
     try:
         new = NewDownload("magnet", "magnet:?xt=bench", PACK, "")
         created = await store.create_download_if_no_active(new)
-        download = await store.update_download(
-            created.download.id, save_path=str(paths.downloads), content_path=str(paths.downloads / PACK)
-        )
-        recognition = await store.save_recognition(download.id, RecognitionDraft(
-            media_type=MediaType.SERIES, title="Big Show", year=2001, plan=plan, provider="tvdb",
-            provider_id="4242",
-        ))
+        download = await store.update_download(created.download.id, save_path=str(downloads),
+                                               content_path=str(downloads / PACK))
+        draft = RecognitionDraft(media_type=MediaType.SERIES, title="Big Show", year=2001, plan=plan,
+                                 provider="tvdb", provider_id="4242")
         engine = LayoutEngine(store, paths)
-        started = time.perf_counter()
-        result = await engine.apply(download, recognition)
-        apply_seconds = time.perf_counter() - started
-        if result.outcome != "done" or result.linked != len(plan.items):
-            raise SystemExit(f"apply did not lay every file: {result}")
-        started = time.perf_counter()
-        undone = await engine.undo(download)
-        undo_seconds = time.perf_counter() - started
-        if not undone.complete or len(undone.removed) != len(plan.items):
-            raise SystemExit(f"undo left files behind: {undone.refused[:3]}")
+        if previewed:
+            with timed(result.preview):
+                preview = await engine.preview(download, draft)
+            recognition = await store.save_recognition(download.id, replace(draft, plan=preview.plan,
+                                                                            reasons=preview.reasons))
+            with timed(result.apply):
+                outcome = await engine.apply(download, recognition)
+            if engine.previews.reused != 1:
+                raise SystemExit("apply did not reuse its preview")
+        else:
+            recognition = await store.save_recognition(download.id, draft)
+            with timed(result.cold):
+                outcome = await engine.apply(download, recognition)
+        if outcome.outcome != "done" or outcome.linked != len(plan.items):
+            raise SystemExit(f"apply did not lay every file: {outcome}")
+        if previewed:
+            with timed(result.undo):
+                undone = await engine.undo(download)
+            if not undone.complete or len(undone.removed) != len(plan.items):
+                raise SystemExit(f"undo left files behind: {undone.refused[:3]}")
     finally:
         await store.close()
-    return apply_seconds, undo_seconds
+        shutil.rmtree(base, ignore_errors=True)
 
 
-def run(base: Path, files: int) -> tuple[float, ...]:
-    """One run in a fresh directory: (cp -al, apply, ratio, rm -r, undo, undo ratio), times in ms."""
-    media = base / "media"
-    paths = PathsConfig(downloads=media / "downloads", movies=media / "movies", series=media / "series")
-    for root in (paths.downloads, paths.movies, paths.series):
-        root.mkdir(parents=True)
-    plan = make_pack(paths.downloads, files)
-    cp_seconds, rm_seconds = time_cp_al(paths)
-    apply_seconds, undo_seconds = asyncio.run(time_engine(base, paths, plan))
-    return (cp_seconds * 1000, apply_seconds * 1000, apply_seconds / cp_seconds,
-            rm_seconds * 1000, undo_seconds * 1000, undo_seconds / rm_seconds)
+def measure(scratch: Path, files: int, rounds: int) -> Round:
+    """Interleaved rounds for one pack size."""
+    downloads = scratch / "downloads"
+    plan = make_pack(downloads, files)
+    result = Round()
+    for number in range(rounds):
+        steps = [lambda: cp_al(downloads, scratch / "cp", result),
+                 lambda: asyncio.run(engine_round(scratch / "lib", downloads, plan, result, previewed=True)),
+                 lambda: asyncio.run(engine_round(scratch / "lib", downloads, plan, result, previewed=False))]
+        for step in steps if number % 2 == 0 else reversed(steps):
+            step()
+    shutil.rmtree(downloads)
+    return result
 
 
-def _row(label: str, values: tuple[float, ...]) -> str:
-    cells = [f"{v:8.2f}x" if "ratio" in c else f"{v:7.1f} ms" for c, v in zip(COLUMNS, values, strict=True)]
-    return f"{label:8s}" + "".join(f"{c:>12s}" for c in cells)
+def report(files: int, result: Round, as_json: bool) -> None:
+    """Print the medians and ratios of one size."""
+    cp = result.cp.median()
+    print(f"\n{files:,} files, {len(result.cp.values)} rounds (medians)")
+    for samples, base in ((result.cp, None), (result.preview, cp), (result.apply, cp), (result.cold, cp),
+                          (result.rm, None), (result.undo, result.rm.median())):
+        ratio = f"{samples.median() / base:6.2f}x" if base else ""
+        value = ms(samples.median())
+        print(f"  {samples.name:24} {value:9.1f} ms {value * 1000 / files:7.1f} us/file {ratio}")
+    apply = result.apply.median()
+    emit(Row(f"layout apply, {files:,} files", ms(apply), "ms", ms(cp), "cp -al", f"<= {GOAL:g}x",
+             apply / cp <= GOAL, f"preview {ms(result.preview.median()):.0f} ms; not previewed "
+             f"{ms(result.cold.median()):.0f} ms ({result.cold.median() / cp:.1f}x)"), as_json)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments and run the benchmark in throwaway directories."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=5000, help="files in the pack (videos + subtitles)")
-    parser.add_argument("--runs", type=int, default=1, help="runs, each from a fresh directory")
+    parser.add_argument("--files", type=int, nargs="+", default=[5000, 50000],
+                        help="pack sizes (videos + subtitles)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per size")
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (default: system temp)")
+    parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
     args = parser.parse_args(argv)
-    print(f"files {max(1, args.files // 2) * 2}")
-    print(f"{'':8s}" + "".join(f"{c:>12s}" for c in COLUMNS))
-    results = []
-    for number in range(1, max(1, args.runs) + 1):
+    before = load()
+    per_file = {}
+    for files in args.files:
         with tempfile.TemporaryDirectory(dir=args.dir, prefix="jellybit-bench-") as scratch:
-            results.append(run(Path(scratch), args.files))
-        print(_row(f"run {number}", results[-1]), flush=True)
-    if len(results) > 1:
-        print(_row("median", tuple(statistics.median(column) for column in zip(*results, strict=True))))
+            result = measure(Path(scratch), files, max(1, args.rounds))
+        report(files, result, args.json)
+        per_file[files] = result.apply.median() / files
+    if len(per_file) > 1:
+        small, large = min(per_file), max(per_file)
+        print(f"\napply per file at {large:,} / at {small:,}: {per_file[large] / per_file[small]:.2f} "
+              "(1.00 = linear)")
+    print(describe_load(before, load()))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import Row, describe_load, emit, load
 
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
@@ -260,24 +262,29 @@ class Bench:
         return [raw_full, raw_incr, sync_full, sync_incr, poll, poll_cpu]
 
     async def profile(self, path: Path) -> None:
-        """Profile one poll cycle with pyinstrument (if installed) and write an HTML report."""
+        """Profile one poll cycle with cProfile (the event loop's thread); print the top."""
+        import cProfile
+        import io
+        import pstats
+
         assert self.worker is not None
-        try:
-            from pyinstrument import Profiler
-        except ImportError:
-            print("pyinstrument is not installed; no profile")
-            return
-        profiler = Profiler(async_mode="enabled")
-        with profiler:
-            await self.worker.poll_once()
-        await asyncio.to_thread(path.write_text, profiler.output_html())
-        print(profiler.output_text(unicode=False, color=False, show_all=False))
-        print(f"profile written to {path}")
+        profiler = cProfile.Profile()
+        profiler.enable()
+        await self.worker.poll_once()
+        profiler.disable()
+        profiler.dump_stats(path)
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(15)
+        print(text.getvalue())
+        print(f"profile written to {path} (open with python -m pstats)")
 
 
-def report(total: int, series: list[Series]) -> None:
+GOALS = {2000: 5.0, 10000: 20.0}   # ms of worker CPU per nothing-changed cycle (issue 16)
+
+
+def report(total: int, series: list[Series], as_json: bool = False) -> None:
     """Print median / p90 per measurement and the poll cycle's ratios to the raw requests."""
-    raw_full, raw_incr, _, sync_incr, poll, _ = series
+    raw_full, raw_incr, _, sync_incr, poll, poll_cpu = series
     print(f"\n{total:,} torrents, {len(poll.seconds)} cycles (full answer {raw_full.sizes[-1] / 1e6:.1f} "
           f"MB, incremental {statistics.median(raw_incr.sizes):.0f} B)")
     print(f"  {'':34} {'median':>10} {'p90':>10}")
@@ -287,22 +294,29 @@ def report(total: int, series: list[Series]) -> None:
     print(f"  {'poll_once / raw full':34} {poll.median() / raw_full.median():9.2f}x")
     print(f"  {'poll_once - raw incr (our part)':34} {(poll.median() - raw_incr.median()) * 1000:8.1f} ms")
     print(f"  {'sync incr - raw incr':34} {(sync_incr.median() - raw_incr.median()) * 1000:8.1f} ms")
+    goal = GOALS.get(total)
+    cpu = poll_cpu.median() * 1000
+    emit(Row(f"worker CPU per poll cycle, nothing changed, {total:,} torrents", cpu, "ms",
+             raw_incr.median() * 1000, "raw incremental sync/maindata (wall)",
+             f"<= {goal:g} ms" if goal else "", cpu <= goal if goal else None), as_json)
 
 
-async def run(root: Path, sizes: list[int], cycles: int, profile: bool) -> None:
+async def run(root: Path, sizes: list[int], cycles: int, profile: bool, as_json: bool = False) -> None:
     """Start qBittorrent, grow it through every size, measure, and stop it."""
     server = QbittorrentProcess(root / "qbittorrent")
     server.start()
     bench = Bench(root, server)
+    before = load()
     try:
         await bench.open()
         version = (await bench.raw.get("app/version")).text
         print(f"qbittorrent-nox {version} on {server.url}")
         for total in sorted(set(sizes)):
             await bench.grow(total)
-            report(total, await bench.measure(cycles))
+            report(total, await bench.measure(cycles), as_json)
+            print(describe_load(before, load()))
             if profile:
-                await bench.profile(root.parent / f"jellybit-poll-profile-{total}.html")
+                await bench.profile(root.parent / f"jellybit-poll-profile-{total}.prof")
     finally:
         await bench.close()
         server.stop()
@@ -315,11 +329,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="torrent counts to measure (ascending; one instance grows)")
     parser.add_argument("--cycles", type=int, default=20, help="poll cycles per size")
     parser.add_argument("--profile", action="store_true",
-                        help="also profile one poll cycle per size with pyinstrument (HTML in the temp dir)")
+                        help="also profile one poll cycle per size with cProfile (a .prof in the temp dir)")
+    parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="jellybit-bench-poll-"))
     try:
-        asyncio.run(run(root, args.torrents, args.cycles, args.profile))
+        asyncio.run(run(root, args.torrents, args.cycles, args.profile, args.json))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
 POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
+RECONCILE = "reconcile"
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -61,7 +62,8 @@ class App:
                      extra={"cache_purged": purged, "command_results_purged": forgotten})
         await self.worker.start()
         self.worker.on_fault = partial(self.supervisor.report, POLL)
-        self.supervisor.supervise(POLL, self.worker.run)
+        self.supervisor.supervise(POLL, partial(self.worker.run, reconcile=False))
+        self.supervisor.supervise(RECONCILE, self.worker.run_reconciler)
         if self.bridge is not None:
             self.supervisor.supervise(MQTT, self.bridge.connection)
             self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
@@ -79,7 +81,7 @@ class App:
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES, TELEGRAM):
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()

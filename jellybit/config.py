@@ -46,6 +46,14 @@ class QbittorrentConfig(Section):
     tag_prefix: str = Field("jellybit-", description="Prefix of the per-download tag (prefix + id).")
     save_path: str | None = Field(None, description="Save path for added torrents, as qBittorrent "
                                   "sees it; empty = qBittorrent's default.")
+    completion_hook: bool = Field(False, description="Set qBittorrent's 'Run external program on "
+                                  "torrent finished' to `completion_command`, so a finished torrent "
+                                  "is picked up at once instead of at the next poll.")
+    completion_command: str = Field("jellybit notify %I", min_length=1, max_length=1000,
+                                    description="The program qBittorrent runs (on its machine) when a "
+                                    "torrent finishes; %I is the torrent's infohash. It must reach the "
+                                    "broker: `jellybit notify %I` or `mosquitto_pub -h BROKER -t "
+                                    "jellybit/request/notify -m %I`.")
     timeout: float = Field(10.0, gt=0, description="HTTP timeout in seconds.")
     verify_tls: bool = Field(True, description="Verify the WebUI's TLS certificate (https URLs).")
     allow_private_hosts: list[str] = Field(default_factory=list, description="Hosts (names, addresses "
@@ -221,6 +229,11 @@ class WorkerConfig(Section):
     """The worker loop."""
 
     poll_interval: float = Field(2.0, gt=0, description="Seconds between qBittorrent polls.")
+    fast_poll_interval: float = Field(0.25, gt=0, description="Seconds between polls while a download "
+                                      "is near completion (see near_completion_eta).")
+    near_completion_eta: float = Field(10.0, ge=0, description="A download whose ETA is at most this "
+                                       "many seconds is near completion: poll every fast_poll_interval "
+                                       "(0 = never poll faster).")
     stall_timeout: float = Field(6 * 3600.0, gt=0, description="Fail a download whose progress "
                                  "has not moved for this many seconds.")
     metadata_timeout: float = Field(3600.0, gt=0, description="Fail a magnet whose metadata has "

@@ -43,10 +43,11 @@ class Command(StrEnum):
     GET = "get"
     LIST = "list"
     TITLES = "titles"
+    NOTIFY = "notify"
 
 
 # Commands that change nothing: never stored for transaction de-duplication.
-READ_ONLY_COMMANDS = frozenset({Command.GET, Command.LIST, Command.TITLES})
+READ_ONLY_COMMANDS = frozenset({Command.GET, Command.LIST, Command.TITLES, Command.NOTIFY})
 
 
 class EventType(StrEnum):
@@ -284,6 +285,12 @@ class TitlesRequest(Request):
     """The computed title groups."""
 
 
+class NotifyRequest(Request):
+    """qBittorrent finished a torrent (its completion hook): poll now instead of at the next interval."""
+
+    hash: str | None = Field(None, max_length=64, description="The torrent's infohash (%I), if known.")
+
+
 REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.ADD: AddRequest,
     Command.APPLY: ApplyRequest,
@@ -298,6 +305,7 @@ REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.GET: IdRequest,
     Command.LIST: ListRequest,
     Command.TITLES: TitlesRequest,
+    Command.NOTIFY: NotifyRequest,
 }
 
 
@@ -488,6 +496,18 @@ class EventPayload(Payload):
         return self.model_dump(by_alias=True)
 
 
+class ReconcileStatus(Payload):
+    """Reconciliation on `<base>/info`: the pass running now, or the last one."""
+
+    running: bool = False
+    checked: int = 0
+    total: int = 0
+    moved: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+    seconds: float | None = None
+
+
 class SystemStatus(Payload):
     """The status of one outside system on `<base>/info`."""
 
@@ -513,6 +533,7 @@ class InfoPayload(Payload):
     protocol: int = PROTOCOL_VERSION
     started_at: str
     panel_url: str | None = None
+    reconcile: ReconcileStatus | None = None
     qbittorrent: SystemStatus = Field(default_factory=SystemStatus)
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
@@ -560,7 +581,7 @@ def response_prefix(base: str, configured: str | None = None) -> str:
 
 
 def parse_request(command: Command, payload: bytes) -> Request:
-    """Parse a request payload for a command (a plain magnet/URL/hash is accepted for `add`).
+    """Parse a request payload (a plain magnet/URL/hash is accepted for `add`, a plain hash for `notify`).
 
     Raises ValueError with a message a user understands.
     """
@@ -569,6 +590,8 @@ def parse_request(command: Command, payload: bytes) -> Request:
     model = REQUEST_MODELS[command]
     if command is Command.ADD and stripped and not stripped.startswith("{"):
         return AddRequest(source=stripped)
+    if command is Command.NOTIFY and stripped and not stripped.startswith("{"):
+        stripped = json.dumps({"hash": stripped})          # `mosquitto_pub -m %I` from the hook
     if not stripped:
         data: Any = {}
     else:

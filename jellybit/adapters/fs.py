@@ -168,14 +168,29 @@ def temp_name(dst: Path, tag: str) -> Path:
     return dst.parent / f"{TEMP_PREFIX}{tag}{TEMP_SUFFIX}"
 
 
-def _existing(src_st: os.stat_result, dst: Path | str) -> LinkOutcome:
+def _existing(identity: tuple[int, int], dst: Path | str) -> LinkOutcome:
     try:
         st = os.lstat(dst)
     except FileNotFoundError:
         raise AdapterError(SYSTEM, f"{dst} appeared and vanished while linking") from None
-    if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (src_st.st_dev, src_st.st_ino):
+    if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == identity:
         return LinkOutcome(LinkStatus.EXISTS, st.st_ino, st.st_dev)
     return LinkOutcome(LinkStatus.COLLISION, st.st_ino, st.st_dev)
+
+
+def _source(src: Path | str, expect: tuple[int, int] | None) -> os.stat_result:
+    """lstat a source: a regular file, and the journaled inode when `expect` is given."""
+    try:
+        src_st = os.lstat(src)
+    except FileNotFoundError as exc:
+        raise SourceMissing(f"source file is missing: {src}") from exc
+    except OSError as exc:
+        raise _fail("stat", src, exc) from exc
+    if not stat.S_ISREG(src_st.st_mode):
+        raise SourceMissing(f"source is not a regular file: {src}")
+    if expect is not None and (src_st.st_dev, src_st.st_ino) != expect:
+        raise SourceMissing(f"source was replaced since it was planned: {src}")
+    return src_st
 
 
 def link_file(
@@ -187,22 +202,23 @@ def link_file(
     `tag` names the copy's temporary file; `on_copy(inode)` is called with the copy's inode
     just before it is published, so a journal can recognise the copy after a crash.
     `expect` is the source's (dev, inode) as journaled: a source replaced since is refused.
+    With `expect`, a link costs one `lstat`, of the new target: it proves the link is the
+    journaled source (a replaced source's link is ours, just made, and is removed again).
+    Without it the source is checked first, and the link is then known to be that inode.
     """
-    try:
-        src_st = os.lstat(src)
-    except FileNotFoundError as exc:
-        raise SourceMissing(f"source file is missing: {src}") from exc
-    except OSError as exc:
-        raise _fail("stat", src, exc) from exc
-    if not stat.S_ISREG(src_st.st_mode):
-        raise SourceMissing(f"source is not a regular file: {src}")
-    if expect is not None and (src_st.st_dev, src_st.st_ino) != expect:
-        raise SourceMissing(f"source was replaced since it was planned: {src}")
+    identity = None
+    if expect is not None and expect[0] is not None and expect[1] is not None:
+        identity = (expect[0], expect[1])
+    src_st = None if identity is not None else _source(src, None)
     for attempt in (1, 2):
         try:
             os.link(src, dst, follow_symlinks=False)
         except FileExistsError:
-            return _existing(src_st, dst)
+            if identity is None:
+                assert src_st is not None
+                return _existing((src_st.st_dev, src_st.st_ino), dst)
+            _source(src, identity)       # a replaced source is refused before a target is judged
+            return _existing(identity, dst)
         except FileNotFoundError as exc:
             if not os.path.lexists(src):
                 raise SourceMissing(f"source file is missing: {src}") from exc
@@ -212,12 +228,28 @@ def link_file(
         except OSError as exc:
             if exc.errno not in FALLBACK_ERRNOS:
                 raise _fail("link", dst, exc) from exc
+            checked = _source(src, identity)    # EPERM may also mean "not a file we may link"
             make_dirs(Path(dst).parent)
-            return _copy(Path(src), Path(dst), src_st, exc, tag or ident.new_id(), on_copy)
+            return _copy(Path(src), Path(dst), checked, exc, tag or ident.new_id(), on_copy)
         else:
             break
+    if src_st is not None:
+        return LinkOutcome(LinkStatus.LINKED, src_st.st_ino, src_st.st_dev)
     st = os.lstat(dst)
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != identity:
+        _unlink_fresh(dst)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceMissing(f"source is not a regular file: {src}")
+        raise SourceMissing(f"source was replaced since it was planned: {src}")
     return LinkOutcome(LinkStatus.LINKED, st.st_ino, st.st_dev)
+
+
+def _unlink_fresh(dst: Path | str) -> None:
+    """Remove a link this call has just made to the wrong inode (never the source's name)."""
+    try:
+        os.unlink(dst)
+    except OSError as exc:
+        raise _fail("remove the wrong link", dst, exc) from exc
 
 
 def _open_source(src: Path) -> int:
@@ -287,7 +319,7 @@ def _copy(
         try:
             _publish(tmp, dst)
         except FileExistsError:
-            return _existing(src_st, dst)
+            return _existing((src_st.st_dev, src_st.st_ino), dst)
         published = True
         fsync_dir(dst.parent)
     finally:

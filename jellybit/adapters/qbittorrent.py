@@ -8,6 +8,7 @@ becomes `AdapterError("qbittorrent", ...)`; the password never appears in a mess
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -114,6 +115,7 @@ class _AddResult(_Answer):
 _TORRENTS = TypeAdapter(list[_Torrent])
 _FILES = TypeAdapter(list[_File])
 _CATEGORIES = TypeAdapter(dict[str, _Category])
+_PREFERENCES = TypeAdapter(dict[str, Any])
 
 
 def _timestamp(value: int | None) -> int | None:
@@ -423,6 +425,16 @@ class QbittorrentClient:
         elif save_path is not None and existing.savePath.rstrip("/") != save_path.rstrip("/"):
             response = await self._call("POST", "torrents/editCategory", data=form)
             self._expect_ok(response, "torrents/editCategory")
+
+    async def preferences(self) -> dict[str, Any]:
+        """qBittorrent's application preferences (`app/preferences`)."""
+        response = await self._call("GET", "app/preferences")
+        return self._parse(response, "app/preferences", _PREFERENCES.validate_json)
+
+    async def set_preferences(self, values: dict[str, Any]) -> None:
+        """Change some application preferences (`app/setPreferences`); the others stay as they are."""
+        response = await self._call("POST", "app/setPreferences", data={"json": json.dumps(values)})
+        self._expect_ok(response, "app/setPreferences")
 
     async def close(self) -> None:
         """Release the HTTP client."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
+
+from jellybit.core.frozen import build
 
 
 class MediaType(StrEnum):
@@ -93,7 +95,19 @@ class Plan:
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, no whitespace variance) for the store and the wire."""
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # What dataclasses.asdict gives, without its deep copy of every value (a pack has thousands).
+        works: dict[int, dict[str, Any] | None] = {}
+        items = []
+        for item in self.items:
+            data = {name: getattr(item, name) for name in _ITEM_FIELDS}
+            work = item.work
+            if work is not None:
+                if id(work) not in works:
+                    works[id(work)] = {name: getattr(work, name) for name in _WORK_FIELDS}
+                data["work"] = works[id(work)]
+            items.append(data)
+        return json.dumps({"folder": self.folder, "items": items}, sort_keys=True, ensure_ascii=False,
+                          separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | None) -> Plan:
@@ -102,27 +116,34 @@ class Plan:
             return cls()
         data = json.loads(text)
         items = []
+        works: dict[tuple[Any, ...], Work] = {}
+        roles = {role.value: role for role in Role}
         for raw in data.get("items", []):
             work = raw.get("work")
             if work is not None:
-                work = Work(**{**work, "media_type": MediaType(work["media_type"])})
-            items.append(
-                PlanItem(
-                    **{
-                        **raw,
-                        "role": Role(raw["role"]),
-                        "episodes": tuple(raw.get("episodes", ())),
-                        "absolute_episodes": tuple(raw.get("absolute_episodes", ())),
-                        "flags": tuple(raw.get("flags", ())),
-                        "work": work,
-                    }
-                )
-            )
+                key = tuple(sorted(work.items()))
+                if key not in works:
+                    works[key] = Work(**{**work, "media_type": MediaType(work["media_type"])})
+                work = works[key]
+            raw["role"] = roles.get(raw["role"]) or Role(raw["role"])
+            raw["episodes"] = tuple(raw.get("episodes", ()))
+            raw["absolute_episodes"] = tuple(raw.get("absolute_episodes", ()))
+            raw["flags"] = tuple(raw.get("flags", ()))
+            raw["work"] = work
+            if raw.keys() - _ITEM_DEFAULTS.keys() or not _ITEM_REQUIRED <= raw.keys():
+                raise TypeError(f"not a plan item: fields {sorted(raw)}")
+            items.append(build(PlanItem, [raw[n] if n in raw else _ITEM_DEFAULTS[n] for n in _ITEM_FIELDS]))
         return cls(items=tuple(items), folder=data.get("folder"))
 
     def videos(self) -> list[PlanItem]:
         """Return the video items."""
         return [i for i in self.items if i.role is Role.VIDEO]
+
+
+_ITEM_FIELDS = tuple(f.name for f in fields(PlanItem))
+_ITEM_DEFAULTS = {f.name: f.default for f in fields(PlanItem)}
+_ITEM_REQUIRED = frozenset(f.name for f in fields(PlanItem) if f.default is MISSING)
+_WORK_FIELDS = tuple(f.name for f in fields(Work))
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,16 @@ def can_stall(torrent: TorrentInfo) -> bool:
                 or lacks_metadata(torrent) or is_error(torrent) or torrent.progress >= 1)
 
 
+def near_completion(torrent: TorrentInfo, eta_limit: float) -> bool:
+    """About to complete: downloading with an ETA within `eta_limit` s, or complete and being checked."""
+    if eta_limit <= 0 or is_error(torrent) or lacks_metadata(torrent):
+        return False
+    if torrent.progress >= 1:
+        return torrent.state in BUSY_STATES
+    # qBittorrent reports an unknown ETA as 8640000 (100 days); no speed means no real estimate.
+    return torrent.dlspeed > 0 and torrent.eta is not None and 0 <= torrent.eta <= eta_limit
+
+
 def view_fields(torrent: TorrentInfo) -> dict[str, object]:
     """The download columns the views show, taken from qBittorrent (paths as it reports them)."""
     size = torrent.total_size if torrent.total_size > 0 else torrent.size

@@ -28,6 +28,7 @@ from jellybit.engine.results import (
     AddResult,
     DownloadDetail,
     DownloadPage,
+    DownloadView,
     QbittorrentStatus,
     Status,
     Summary,
@@ -306,20 +307,25 @@ class Commands:
 
     async def get(self, download_id: object) -> DownloadDetail:
         """One download with its timeline, current recognition, hints, overrides and file links."""
-        download = await self._load(download_id)
-        links_for = getattr(self.store, "links_for_download", None)
-        return DownloadDetail(
-            download=download,
-            transitions=tuple(await self.store.transitions(download.id)),
-            recognition=await self.store.current_recognition(download.id),
-            hints=tuple(await self.store.hints(download.id)),
-            overrides=await self.store.overrides(download.id),
-            links=tuple(await links_for(download.id)) if links_for else (),
-        )
+        wanted = ident.parse_id(download_id)
+        record = await self.store.download_record(wanted)
+        if record is None:
+            raise NotFound(f"unknown download id {wanted!r}")
+        return DownloadDetail(download=record.download, transitions=record.transitions,
+                              recognition=record.recognition, hints=record.hints,
+                              overrides=record.overrides, links=record.links)
+
+    async def view(self, download_id: str) -> DownloadView | None:
+        """A download and what its retained topics show, in one read (None: unknown id)."""
+        return await self.store.download_view(download_id)
 
     async def list(self, *, states: Iterable[object] | None = None, text: object = None,
-                   limit: int = 50, offset: int = 0) -> DownloadPage:
-        """Downloads newest first, filtered by states and a text search, with the total for paging."""
+                   limit: int = 50, offset: int = 0, after: str | None = None) -> DownloadPage:
+        """Downloads newest first, filtered by states and a text search, with the total for paging.
+
+        One trip to the database: the page with each download's recognition headline, and the
+        total. `after` (an id) pages by keyset instead of `offset`, for callers walking everything.
+        """
         wanted = None
         if states is not None:
             if isinstance(states, str):
@@ -334,32 +340,35 @@ class Commands:
             raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_LIST_OFFSET:
             raise InvalidArgument(f"'offset' must be a whole number from 0 to {MAX_LIST_OFFSET}")
-        items = await self.store.list_downloads(states=wanted, text=query, limit=limit, offset=offset)
-        total = await self.store.count_downloads(states=wanted, text=query)
-        return DownloadPage(tuple(items), total, limit, offset)
+        page = await self.store.download_page(states=wanted, text=query, limit=limit, offset=offset,
+                                              after=ident.parse_id(after) if after is not None else None)
+        return DownloadPage(page.items, page.total, limit, offset, page.headlines)
 
     async def titles(self) -> builtins.list[Any]:
         """The computed title groups (downloads sharing a matched provider id)."""
         groups = getattr(self.layouter, "title_groups", None)
         return builtins.list(await groups()) if callable(groups) else []
 
-    async def summary(self) -> Summary:
-        """Counts per state (every state present), active, in review and the review queue size."""
+    def notify(self, infohash: object = None) -> None:
+        """qBittorrent finished a torrent (its completion hook): the worker polls now."""
+        self.worker.notify(infohash if isinstance(infohash, str) else None)
+
+    async def summary(self, *, waiting: int = 0) -> Summary:
+        """Counts per state (every state present), active, in review and the review queue size.
+
+        Also the download laid out last, and the `waiting` reviews that have waited longest (not
+        deferred), each with its recognition's headline; all in one read.
+        """
         counts = {state.value: 0 for state in State}
-        for state, n in (await self.store.count_by_state()).items():
+        record = await self.store.summary_record(clock.now(), waiting=waiting)
+        for state, n in record.counts.items():
             counts[state.value] = n
-        now = clock.now()
-        queue, offset = 0, 0
-        while True:
-            page = await self.store.list_downloads(states=[State.REVIEW], limit=MAX_LIST_LIMIT, offset=offset)
-            queue += sum(1 for d in page if not d.defer_until or d.defer_until <= now)
-            offset += len(page)
-            if len(page) < MAX_LIST_LIMIT:
-                break
+        queue = record.review_queue
         return Summary(
             states=counts, active=sum(counts[s.value] for s in ACTIVE_STATES),
             downloading=counts[State.DOWNLOADING.value], in_review=counts[State.REVIEW.value],
-            failed=counts[State.FAILED.value], review_queue=queue,
+            failed=counts[State.FAILED.value], review_queue=queue, last_done=record.last_done,
+            waiting=record.waiting,
         )
 
     async def status(self) -> Status:
@@ -377,4 +386,5 @@ class Commands:
                 pass  # the next poll records it; the status shows the last known health
         qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,
                                 torrents=health.torrents, version=version, api_version=api)
-        return Status(version=__version__, qbittorrent=qbt)
+        return Status(version=__version__, qbittorrent=qbt,
+                      reconcile=self.worker.housekeeping.reconciler.progress)

@@ -1,26 +1,22 @@
-"""Housekeeping of the poll loop: adopting torrents added by hand, reconciling laid-out downloads."""
+"""Housekeeping of the poll loop: adopting torrents added by hand; reconciliation (reconcile.py)."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from jellybit.adapters.store import Store
 from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
-from jellybit.core.states import Actor, State, can_transition
+from jellybit.core.states import Actor
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.ingest import adopt
+from jellybit.engine.reconcile import Reconciler
 from jellybit.engine.serial import Serializer
-from jellybit.errors import AdapterError, InvalidState
+from jellybit.errors import AdapterError
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
-
-RECONCILABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
-PAGE = 200
-
 
 class Housekeeping:
     """Adoption (a torrent under the category nobody owns becomes a download) and reconciliation."""
@@ -34,6 +30,7 @@ class Housekeeping:
         self.layouter = layouter
         self.qbt = qbt
         self._claimed: set[str] = set()     # hashes known to belong to a download (a cache)
+        self.reconciler = Reconciler(store, serial, layouter)
 
     def claim(self, hashes: set[str]) -> None:
         """Remember hashes a download owns, so adoption never looks at them again."""
@@ -76,44 +73,6 @@ class Housekeeping:
             except AdapterError as exc:
                 log.warning("cannot tag the adopted torrent: %s", exc.message, **for_download(download.id))
 
-    async def reconcile(self, index: TorrentIndex) -> None:
-        """Compare laid-out downloads with qBittorrent and the libraries; move the ones that drifted."""
-        reconcile = getattr(self.layouter, "reconcile", None)
-        ids: list[str] = []
-        while True:  # collect first: moving a download changes the pages
-            page = await self.store.list_downloads(states=RECONCILABLE, limit=PAGE, offset=len(ids))
-            ids.extend(d.id for d in page)
-            if len(page) < PAGE:
-                break
-        for download_id in ids:
-            if self.serial.busy(download_id):
-                continue
-            async with self.serial.serialized(download_id):
-                await self._reconcile_one(download_id, index, reconcile)
-
-    async def _reconcile_one(self, download_id: str, index: TorrentIndex, reconcile: Any) -> None:
-        download = await self.store.get_download(download_id)
-        if download.state not in RECONCILABLE:
-            return
-        present = index.find(download.hashes(), download.qbt_tag) is not None
-        if callable(reconcile):
-            target = await reconcile(download, present)
-        else:
-            target = reconcile_target(download.state, present, await self.layouter.targets_present(download))
-        if target is None or target is download.state:
-            return
-        try:
-            await self.serial.change(download.id, target, reason=f"reconcile: torrent "
-                                     f"{'present' if present else 'gone'}", actor=Actor.RECONCILE,
-                                     expected=download.state)
-        except InvalidState as exc:
-            log.warning("reconciliation refused: %s", exc.message, **for_download(download.id))
-
-
-def reconcile_target(state: State, torrent_present: bool, targets_present: bool | None) -> State | None:
-    """Where reconciliation moves a laid-out download (None: leave it), per spec §3."""
-    if targets_present is None:
-        return None
-    target = {(True, True): State.DONE, (True, False): State.TARGET_MISSING, (False, True): State.ORPHANED,
-              (False, False): State.DELETED}[(torrent_present, targets_present)]
-    return target if target is not state and can_transition(state, target) else None
+    async def reconcile(self, index: TorrentIndex) -> int:
+        """One reconciliation pass now, against this view of qBittorrent; returns how many moved."""
+        return await self.reconciler.reconcile_pass(lambda: index)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import stat
 from collections import Counter
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 
 from jellybit.adapters import fs
 from jellybit.adapters.store import Store
 from jellybit.adapters.store.links import title_folder_of
+from jellybit.adapters.store.views import ReconcileItem
 from jellybit.config import PathsConfig
 from jellybit.core.frozen import build
 from jellybit.core.links import (
@@ -30,7 +29,6 @@ from jellybit.core.links import (
     LinkStatus,
     LinkUpdate,
     NewLink,
-    TitleGroup,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
@@ -38,9 +36,13 @@ from jellybit.core.naming import layout_reasons, layout_targets
 from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
-from jellybit.core.states import State, can_transition
+from jellybit.core.states import State
 from jellybit.engine import layout_journal as journal
+from jellybit.engine.gc_pause import gc_paused
 from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
+from jellybit.engine.layout_reuse import PreviewMemory
+from jellybit.engine.layout_titles import TitleDeleteResult, TitlesMixin, is_dir
+from jellybit.engine.reconcile import RECONCILABLE, drift, targets_in_place
 from jellybit.errors import JellybitError, NotFound, UnsafePath
 from jellybit.logs import for_download
 
@@ -54,28 +56,10 @@ _KIND = {role: role.value for role in Role}
 APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
 
 
-@dataclass(frozen=True)
-class TitleDeleteResult:
-    """Outcome of deleting a whole title (every download of its computed group)."""
-
-    provider: str
-    provider_id: str
-    results: tuple[tuple[str, UndoResult], ...] = ()     # (download id, its undo)
-    reverted: tuple[str, ...] = ()          # downloads with nothing left: the caller moves them to reverted
-    torrents: tuple[str, ...] = ()          # downloads whose torrents may go (after explicit confirmation)
-    removed_folders: tuple[str, ...] = ()
-    kept_folders: tuple[tuple[str, str], ...] = ()        # (folder, why it stays)
-
-    @property
-    def complete(self) -> bool:
-        """Tell whether every download of the title was fully undone and every folder went."""
-        return all(r.complete for _, r in self.results) and not self.kept_folders
-
-
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 
 
-class LayoutEngine:
+class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
     def __init__(self, store: Store, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
@@ -84,6 +68,8 @@ class LayoutEngine:
         self.chunk = max(1, chunk)
         self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
         self._lock = asyncio.Lock()   # one layout operation at a time: convergence must see the last one
+        self.previews = PreviewMemory()
+        self.inspections = 0          # plans computed and compared with the disk (for tests and benchmarks)
 
     # ------------------------------------------------------------------ planning
 
@@ -96,7 +82,7 @@ class LayoutEngine:
         links = await self.store.live_links_for_title(recognition.provider, recognition.provider_id)
         root = self.roots[LIBRARIES[recognition.media_type]]
         folders = {f for link in links if (f := title_folder_of(link.dst_path, [str(root)])) is not None}
-        live = sorted(f for f in folders if _is_dir(Path(f)))
+        live = sorted(f for f in folders if is_dir(Path(f)))
         if len(live) > 1:
             names = ", ".join(Path(f).name for f in live)
             return None, [reason("several_title_folders", f"this title already has several live folders "
@@ -115,45 +101,64 @@ class LayoutEngine:
 
     async def _inspect(
         self, download: Download, recognition: RecognitionDraft
-    ) -> tuple[Inspection, list[Reason]]:
+    ) -> tuple[Inspection, list[Reason], bool]:
+        """The plan checked against the disk, its reasons, and whether the download owns live links."""
+        self.inspections += 1
         folder, reasons, title_links = await self._converge(recognition)
         if recognition.media_type is None:
             raise NotFound("the recognition has no media type yet")
         work = Work(recognition.media_type, recognition.title or "", recognition.year, recognition.provider,
                     recognition.provider_id, recognition.original_title)
-        plan = layout_targets(recognition.plan, work, folder=folder)
-        copies = {
-            link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
-            for link in [*title_links, *await self.store.links_for_download(download.id, LIVE_STATUSES)]
-            if journal.is_copy(link) and link.dst_ino is not None
-        }
-        merge = folder is not None and recognition.media_type is MediaType.SERIES
-        inspection = await asyncio.to_thread(
-            inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
-        )
-        if folder is not None:
-            reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
-        return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()]
+        own = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        with gc_paused():
+            plan = layout_targets(recognition.plan, work, folder=folder)
+            copies = {
+                link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
+                for link in [*title_links, *own] if journal.is_copy(link) and link.dst_ino is not None
+            }
+            merge = folder is not None and recognition.media_type is MediaType.SERIES
+            inspection = await asyncio.to_thread(
+                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
+            )
+            if folder is not None:
+                reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
+            return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()], bool(own)
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
         """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""
+        generation = self.previews.generation
         try:
-            inspection, reasons = await self._inspect(download, recognition)
+            inspection, reasons, owns_links = await self._inspect(download, recognition)
         except JellybitError as exc:
             found = reason("layout_preview", f"cannot compute the targets: {exc.message}")
             return LayoutPreview(plan=recognition.plan, reasons=(found,))
+        if not owns_links:
+            self.previews.remember(download, recognition, generation, inspection, tuple(reasons))
         return LayoutPreview(plan=inspection.plan, reasons=tuple(reasons))
 
     # ------------------------------------------------------------------ apply
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
-        """Lay the plan out as one crash-safe batch; UnsafePath/SourceMissing raise before any write."""
+        """Lay the plan out as one crash-safe batch; UnsafePath/SourceMissing raise before any write.
+
+        Right after a preview of this very recognition, with no layout operation in between, the
+        preview's targets and inspection are used (layout_reuse.py says why that is safe).
+        """
         async with self._lock:
-            return await self._apply(download, recognition)
+            try:
+                with gc_paused():
+                    return await self._apply(download, recognition)
+            finally:
+                self.previews.changed()
 
     async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
-        await self._recover_download(download.id)
-        inspection, reasons = await self._inspect(download, recognition)
+        if await self._recover_download(download.id):
+            self.previews.changed()
+        previewed = self.previews.take(download, recognition)
+        if previewed is not None:
+            inspection, reasons = previewed.inspection, list(previewed.reasons)
+        else:
+            inspection, reasons, _ = await self._inspect(download, recognition)
         if inspection.unsafe:
             raise UnsafePath("; ".join(inspection.unsafe))
         if inspection.missing:
@@ -199,8 +204,9 @@ class LayoutEngine:
         for start in range(0, len(pending), self.chunk):
             chunk = pending[start:start + self.chunk]
             done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
-            await self.store.finish_links(done.updates)
+            await self.store.finish_links(done.updates, done.linked)
             statuses.update((u.link_id, u.status) for u in done.updates)
+            statuses.update(dict.fromkeys(done.linked, LinkStatus.LINKED))
             warnings.extend(done.warnings)
             for warning in done.warnings:
                 log.warning("copied instead of hardlinking",
@@ -239,12 +245,18 @@ class LayoutEngine:
     async def recover(self) -> None:
         """Finish every batch a crash left open: roll forward from the disk, or roll back."""
         async with self._lock:
-            for batch in await self.store.open_batches():
-                await self._recover_batch(batch)
+            try:
+                for batch in await self.store.open_batches():
+                    await self._recover_batch(batch)
+            finally:
+                self.previews.changed()
 
-    async def _recover_download(self, download_id: str) -> None:
-        for batch in await self.store.batches_for_download(download_id, [BatchStatus.OPEN]):
+    async def _recover_download(self, download_id: str) -> bool:
+        """Finish the download's batches a crash left open; True when there was one."""
+        batches = await self.store.batches_for_download(download_id, [BatchStatus.OPEN])
+        for batch in batches:
             await self._recover_batch(batch)
+        return bool(batches)
 
     async def _recover_batch(self, batch: ApplyBatch) -> None:
         rows = await self.store.links_for_batch(batch.id)
@@ -265,7 +277,10 @@ class LayoutEngine:
     async def undo(self, download: Download) -> UndoResult:
         """Remove this download's targets (only its recorded inodes, never the last copy), prune folders."""
         async with self._lock:
-            return await self._undo(download.id)
+            try:
+                return await self._undo(download.id)
+            finally:
+                self.previews.changed()
 
     async def _undo(self, download_id: str) -> UndoResult:
         await self._recover_download(download_id)
@@ -294,15 +309,23 @@ class LayoutEngine:
     async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
         """Bring `target_missing` back: forget the vanished targets and lay the current plan again."""
         async with self._lock:
-            recognition = recognition or await self.store.current_recognition(download.id)
-            if recognition is None:
-                raise NotFound(f"download {download.id} has no recognition to relink")
-            rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
-            missing = await asyncio.to_thread(journal.missing, rows)
-            await self.store.finish_links([
-                LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
-                for row, gone in zip(rows, missing, strict=True) if gone
-            ])
+            try:
+                return await self._relink(download, recognition)
+            finally:
+                self.previews.changed()
+
+    async def _relink(self, download: Download, recognition: Recognition | None) -> ApplyResult:
+        self.previews.changed()      # its own links change first: no preview describes this
+        recognition = recognition or await self.store.current_recognition(download.id)
+        if recognition is None:
+            raise NotFound(f"download {download.id} has no recognition to relink")
+        rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        missing = await asyncio.to_thread(journal.missing, rows)
+        await self.store.finish_links([
+            LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
+            for row, gone in zip(rows, missing, strict=True) if gone
+        ])
+        with gc_paused():
             return await self._apply(download, recognition)
 
     async def targets_present(self, download: Download) -> bool | None:
@@ -312,64 +335,15 @@ class LayoutEngine:
             return None
         return any(await asyncio.to_thread(journal.present, rows))
 
+    async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
+        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip."""
+        return await asyncio.to_thread(targets_in_place, items)
+
     async def reconcile(self, download: Download, torrent_present: bool) -> State | None:
         """The state reconciliation moves a download to (spec §3), or None to leave it."""
-        if download.state not in (State.DONE, State.TARGET_MISSING, State.ORPHANED):
+        if download.state not in RECONCILABLE:
             return None
-        targets = await self.targets_present(download)
-        if targets is None:
-            return None
-        if download.state is State.DONE:
-            target = {
-                (True, True): None, (True, False): State.TARGET_MISSING,
-                (False, True): State.ORPHANED, (False, False): State.DELETED,
-            }[(torrent_present, targets)]
-        elif download.state is State.TARGET_MISSING:
-            target = State.DONE if targets else (None if torrent_present else State.DELETED)
-        else:
-            target = None if targets else State.DELETED
-        if target is not None and not can_transition(download.state, target):
-            return None
-        return target
-
-    # ------------------------------------------------------------------ titles
-
-    async def title_groups(self) -> list[TitleGroup]:
-        """Every computed title with live links, its folders and which of them exist on disk."""
-        groups = await self.store.title_groups([str(r) for r in self.roots.values()])
-        return [replace(g, live_folders=tuple(f for f in g.folders if _is_dir(Path(f)))) for g in groups]
-
-    async def delete_title(self, provider: str, provider_id: str) -> TitleDeleteResult:
-        """Undo every download of a title group and remove the folders that emptied."""
-        async with self._lock:
-            ids = await self.store.title_download_ids(provider, provider_id)
-            if not ids:
-                raise NotFound(f"no laid-out title {provider}:{provider_id}")
-            links = await self.store.live_links_for_title(provider, provider_id)
-            roots = [str(r) for r in self.roots.values()]
-            folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
-            results = [(download_id, await self._undo(download_id)) for download_id in ids]
-            removed, kept = [], []
-            for folder in folders:
-                path = Path(folder)
-                root = fs.Roots(self.roots.values()).root_of(path / "x")
-                if root is not None and _is_dir(path):
-                    await asyncio.to_thread(fs.prune_empty_dirs, path, root)
-                if _is_dir(path):
-                    left = len(os.listdir(path))
-                    kept.append((folder, f"not empty: {left} item(s) Jellybit did not lay"))
-                else:
-                    removed.append(folder)
-            done = tuple(download_id for download_id, r in results if r.complete)
-            log.info("title deleted", extra={"provider": provider, "provider_id": provider_id,
-                                             "downloads": list(ids), "kept_folders": len(kept)})
-            return TitleDeleteResult(provider, provider_id, tuple(results), reverted=done, torrents=done,
-                                     removed_folders=tuple(removed), kept_folders=tuple(kept))
+        return drift(download.state, torrent_present, await self.targets_present(download))
 
 
-def _is_dir(path: Path) -> bool:
-    """Liveness of a folder: lstat says it is a real directory (a symlink does not count)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+__all__ = ["LayoutEngine", "TitleDeleteResult"]

@@ -24,9 +24,14 @@ NoteCopy = Callable[[str, int], None]      # (link id, inode of the copy about t
 
 @dataclass
 class ChunkResult:
-    """What laying one chunk of rows did; stops at the first collision or error."""
+    """What laying one chunk of rows did; stops at the first collision or error.
+
+    `linked` are the rows that became plain hardlinks of their journaled source (status linked,
+    target inode = source inode, no message): the store finishes them in one statement.
+    """
 
     updates: list[LinkUpdate] = field(default_factory=list)
+    linked: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     collisions: list[str] = field(default_factory=list)
     error: JellybitError | None = None
@@ -60,16 +65,24 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     gate = FolderGate(roots, create=True)
     touched: dict[str, None] = {}        # folders with new entries, in order
     debug = log.isEnabledFor(logging.DEBUG)
+    linked, link_file = result.linked, fs.link_file
     for row in rows:
         src, dst = row.src_path, row.dst_path
         try:
             gate.root_of(dst)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
+            outcome = link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break
         status = outcome.status
+        if status is LinkStatus.LINKED:
+            touched[dst.rpartition("/")[0]] = None     # the gate proved dst absolute and normalized
+            if outcome.dst_ino == row.src_ino and outcome.warning is None:
+                linked.append(row.id)
+                if debug:
+                    log.debug("laid", extra={"download_id": row.download_id, "dst": dst, "status": status})
+                continue
         if status is LinkStatus.COLLISION:
             result.updates.append(LinkUpdate(row.id, LinkStatus.COLLISION, None, "a different file is there"))
             result.collisions.append(dst)
@@ -78,8 +91,6 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
         result.updates.append(LinkUpdate(row.id, status, outcome.dst_ino, message))
         if outcome.warning:
             result.warnings.append(outcome.warning)
-        if status is LinkStatus.LINKED:
-            touched[dst.rpartition("/")[0]] = None     # the gate proved dst absolute and normalized
         if debug:
             log.debug("laid", extra={"download_id": row.download_id, "dst": dst, "status": status})
     for made in gate.created:

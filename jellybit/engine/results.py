@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jellybit.adapters.store.recognitions import Hint
+from jellybit.adapters.store.views import DownloadView
 from jellybit.core.models import Download, Transition
 from jellybit.core.plan import Recognition
+from jellybit.engine.reconcile import ReconcileProgress
+
+__all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
+           "Summary", "TitleDeleteOutcome", "UndoOutcome"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class DownloadPage:
     total: int
     limit: int
     offset: int
+    headlines: dict[str, Recognition] = field(default_factory=dict)   # id -> current recognition, no plan
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,8 @@ class Summary:
     in_review: int
     failed: int
     review_queue: int                      # in review and not deferred right now
+    last_done: tuple[Download, Recognition | None] | None = None    # the last to reach done, headline
+    waiting: tuple[tuple[Download, Recognition | None], ...] = ()    # longest waiting reviews, headlines
 
 
 @dataclass(frozen=True)
@@ -99,3 +107,4 @@ class Status:
 
     version: str
     qbittorrent: QbittorrentStatus
+    reconcile: ReconcileProgress | None = None

@@ -6,12 +6,18 @@ download while different downloads proceed concurrently. Long calls to outside s
 recognizer, which may ask an LLM for minutes) run *outside* the lock; the stage records the
 download's epoch before and re-checks it after, so a command that changed the download in
 between (cancel, retry) makes the stale result be discarded instead of applied.
+
+Nothing here grows with the history: a lock exists only while someone holds or waits for it,
+a stage is forgotten when its task ends, and a settled download's epoch is dropped once no
+lock or stage refers to it. Epochs come from one counter for the whole process, so an epoch
+read after it was dropped (0) never equals one recorded before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -20,7 +26,7 @@ from typing import Any
 
 from jellybit.adapters.store import Store
 from jellybit.core.models import Download
-from jellybit.core.states import State
+from jellybit.core.states import ACTIVE_STATES, State
 from jellybit.engine.events import EventBus
 from jellybit.engine.machine import change_state
 from jellybit.logs import for_download
@@ -40,6 +46,14 @@ class StageTask:
     external: bool = False    # True while it waits on an outside system outside the lock
 
 
+@dataclass
+class _Slot:
+    """One download's lock and how many tasks hold it or wait for it (dropped at zero)."""
+
+    lock: asyncio.Lock
+    users: int = 0
+
+
 class Serializer:
     """Locks, epochs and stage tasks per download, and the state-change entry the engine uses."""
 
@@ -47,31 +61,52 @@ class Serializer:
         self.store = store
         self.bus = bus
         self.on_done = on_done
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, _Slot] = {}
         self._epochs: dict[str, int] = {}
+        self._counter = itertools.count(1)
+        self._settled: set[str] = set()        # settled, epoch kept while a lock or stage refers to it
+        self.forgotten = 0                     # epochs dropped so far (a snapshot older than a drop is stale)
         self._stages: dict[str, StageTask] = {}
         self._listeners: list[Callable[[str], None]] = []
         self._background: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------ locks and epochs
 
-    def lock(self, download_id: str) -> asyncio.Lock:
-        """The lock of one download."""
-        lock = self._locks.get(download_id)
-        if lock is None:
-            lock = self._locks[download_id] = asyncio.Lock()
-        return lock
-
     @asynccontextmanager
     async def serialized(self, download_id: str) -> AsyncIterator[None]:
         """Hold the download's lock: nothing else reads-and-changes it meanwhile."""
-        async with self.lock(download_id):
-            yield
+        slot = self._locks.get(download_id)
+        if slot is None:
+            slot = self._locks[download_id] = _Slot(asyncio.Lock())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                yield
+        finally:
+            slot.users -= 1
+            if slot.users == 0:
+                del self._locks[download_id]
+                self._forget_if_settled(download_id)
 
     def busy(self, download_id: str) -> bool:
         """Tell whether someone holds the download's lock right now."""
-        lock = self._locks.get(download_id)
-        return lock is not None and lock.locked()
+        slot = self._locks.get(download_id)
+        return slot is not None and slot.lock.locked()
+
+    def held(self) -> int:
+        """How many downloads have a lock right now (held or waited for)."""
+        return len(self._locks)
+
+    def tracked(self) -> int:
+        """How many downloads this serializer keeps any state for (locks, epochs, stages)."""
+        return len(self._locks.keys() | self._epochs.keys() | self._stages.keys())
+
+    def _forget_if_settled(self, download_id: str) -> None:
+        idle = download_id not in self._locks and download_id not in self._stages
+        if idle and download_id in self._settled:
+            self._settled.discard(download_id)
+            self._epochs.pop(download_id, None)
+            self.forgotten += 1
 
     def epoch(self, download_id: str) -> int:
         """A counter that moves on every state change of the download."""
@@ -88,7 +123,12 @@ class Serializer:
     async def change(self, download_id: str, to: State, **kwargs: Any) -> Download:
         """Change state through the one state machine function, then move the epoch."""
         download = await change_state(self.store, self.bus, download_id, to, **kwargs)
-        self._epochs[download_id] = self.epoch(download_id) + 1
+        self._epochs[download_id] = next(self._counter)
+        if to in ACTIVE_STATES:
+            self._settled.discard(download_id)
+        else:
+            self._settled.add(download_id)
+            self._forget_if_settled(download_id)
         for listener in self._listeners:
             listener(download_id)
         if to is State.DONE and self.on_done is not None:
@@ -128,8 +168,14 @@ class Serializer:
         if self.stage(download_id) is not None:
             return False
         task = asyncio.create_task(self._run_stage(download_id, kind, make), name=f"{kind}:{download_id}")
-        self._stages[download_id] = StageTask(task, kind, self.epoch(download_id))
+        stage = self._stages[download_id] = StageTask(task, kind, self.epoch(download_id))
+        task.add_done_callback(lambda _task: self._stage_ended(download_id, stage))
         return True
+
+    def _stage_ended(self, download_id: str, stage: StageTask) -> None:
+        if self._stages.get(download_id) is stage:
+            del self._stages[download_id]
+            self._forget_if_settled(download_id)
 
     async def _run_stage(self, download_id: str, kind: str,
                          make: Callable[[], Coroutine[Any, Any, None]]) -> None:

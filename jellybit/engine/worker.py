@@ -3,7 +3,7 @@
 One poll cycle: `sync/maindata` (incremental) → one index of the torrents by real infohash and
 by tag → each active download is handled under its own lock (downloads whose lock is busy —
 a command or a layout is running — are simply left for the next cycle) → torrents added by
-hand under the category are adopted and `done` downloads reconciled when due (housekeeping.py). While
+hand under the category are adopted (housekeeping.py); reconciliation is a task of its own. While
 qBittorrent is unreachable nothing fails and no miss is counted; the loop backs off
 exponentially up to `retry_max_backoff`. After (re)connecting, misses are not counted for a
 grace period, because a restarting qBittorrent lists its torrents only as it loads them.
@@ -32,8 +32,10 @@ from jellybit.core.torrent_state import (
     is_complete,
     is_error,
     lacks_metadata,
+    near_completion,
     view_fields,
 )
+from jellybit.engine.completion_hook import CompletionHook
 from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
@@ -106,11 +108,12 @@ class Worker:
         self.index: TorrentIndex | None = None
         self._failures = 0
         self._grace_until = 0.0
-        self._next_reconcile = 0.0
         self._added: dict[str, float] = {}                       # id -> when add was accepted
         self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
         self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
         self._meta_since: dict[str, float] = {}
+        self._near: set[str] = set()                              # ids about to complete: poll faster
+        self.completion = CompletionHook(client, qbittorrent)
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
@@ -134,9 +137,14 @@ class Worker:
             log.exception("layout recovery failed; interrupted layouts are laid again idempotently")
         await self.outages.resume()
 
-    async def run(self) -> None:
-        """Poll until `stop()`; then let in-flight stages finish (bounded) and return."""
+    async def run(self, *, reconcile: bool = True) -> None:
+        """Poll until `stop()`; then let in-flight stages finish (bounded) and return.
+
+        Reconciliation runs beside the loop as its own task (reconcile.py), never inside a cycle;
+        `reconcile=False` when the caller runs `run_reconciler` itself (the app, supervised).
+        """
         await self.start()
+        reconciling = asyncio.create_task(self._reconcile_forever(), name="reconcile") if reconcile else None
         try:
             while not self._stopping.is_set():
                 try:
@@ -146,9 +154,31 @@ class Worker:
                     reachable = True
                 else:
                     self._cycle_worked()
-                await self._pause(self.poll_interval if reachable else self._backoff())
+                await self._pause(self.next_poll() if reachable else self._backoff())
         finally:
+            if reconciling is not None:
+                reconciling.cancel()
+                await asyncio.gather(reconciling, return_exceptions=True)
             await self.serial.drain(STOP_GRACE)
+
+    async def run_reconciler(self) -> None:
+        """Reconcile every `reconcile_interval` once qBittorrent answers; a failing pass raises."""
+        await self.housekeeping.reconciler.run(self.config.reconcile_interval, lambda: self.index,
+                                               self._reconcile_ready)
+
+    async def _reconcile_forever(self) -> None:
+        """`run_reconciler` started again after a failing pass (for a loop nobody supervises)."""
+        while True:
+            try:
+                await self.run_reconciler()
+            except Exception:
+                # A failing pass must not end reconciliation for good; the next pass starts over.
+                log.exception("reconciliation failed")
+                await asyncio.sleep(min(self.config.reconcile_interval, self.config.retry_max_backoff))
+
+    def _reconcile_ready(self) -> bool:
+        return (self.index is not None and self.health.reachable is True
+                and time.monotonic() >= self._grace_until)
 
     def _cycle_failed(self, exc: Exception) -> None:
         """Log a failing cycle once per distinct error (not every poll), and report it."""
@@ -172,6 +202,17 @@ class Worker:
     def wake(self) -> None:
         """Poll again now (a command queued something)."""
         self._wake.set()
+
+    def notify(self, infohash: str | None = None) -> None:
+        """qBittorrent finished a torrent (its completion hook): poll now instead of at the next interval."""
+        log.debug("qBittorrent finished %s: polling now", infohash or "a torrent")
+        self._wake.set()
+
+    def next_poll(self) -> float:
+        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete."""
+        if self._near:
+            return min(self.config.fast_poll_interval, self.poll_interval)
+        return self.poll_interval
 
     @property
     def failed_polls(self) -> int:
@@ -201,24 +242,26 @@ class Worker:
     async def poll_once(self) -> bool:
         """One poll cycle; False when qBittorrent could not be reached (nothing was changed)."""
         epochs = self.serial.epochs()          # taken first: a change after it makes a listed row stale
+        forgotten = self.serial.forgotten
         active = await self.store.active_downloads()
         for download in active:
             if download.state is State.APPLYING:
                 await self._ensure_apply(download)
         if await self.outages.run_due():
-            epochs = self.serial.epochs()
+            epochs, forgotten = self.serial.epochs(), self.serial.forgotten
             active = await self.store.active_downloads()
         try:
             snapshot = await self.client.sync()
         except AdapterError as exc:
             self._unreachable(exc)
             return False
-        self._reachable(len(snapshot.torrents))
+        if self._reachable(len(snapshot.torrents)):
+            await self.completion.ensure()
         index = self.index = TorrentIndex(snapshot.torrents)
         count_misses = time.monotonic() >= self._grace_until
         polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
         results = await asyncio.gather(
-            *(self._poll_one(d, epochs.get(d.id, 0), index, count_misses) for d in polled),
+            *(self._poll_one(d, epochs.get(d.id, 0), forgotten, index, count_misses) for d in polled),
             return_exceptions=True,
         )
         for download, result in zip(polled, results, strict=True):
@@ -227,9 +270,6 @@ class Worker:
                           **for_download(download.id))
         if self.config.adopt:
             await self.housekeeping.adopt_new(index)
-        if count_misses and time.monotonic() >= self._next_reconcile:
-            self._next_reconcile = time.monotonic() + self.config.reconcile_interval
-            await self.housekeeping.reconcile(index)
         return True
 
     def _unreachable(self, exc: AdapterError) -> None:
@@ -238,8 +278,10 @@ class Worker:
             log.warning("qBittorrent is unreachable: %s", exc.message)
             self.health = QbtHealth(False, clock.now(), exc.message, self.health.torrents)
 
-    def _reachable(self, torrents: int) -> None:
-        if self.health.reachable is not True:
+    def _reachable(self, torrents: int) -> bool:
+        """Record that qBittorrent answered; True when it just became reachable (first time or again)."""
+        became = self.health.reachable is not True
+        if became:
             if self.health.reachable is False:
                 log.info("qBittorrent is reachable again")
             self._grace_until = time.monotonic() + self.reconnect_grace
@@ -247,13 +289,16 @@ class Worker:
         elif self.health.torrents != torrents:
             self.health = QbtHealth(True, self.health.since, None, torrents)
         self._failures = 0
+        return became
 
-    async def _poll_one(self, listed: Download, epoch: int, index: TorrentIndex, count_misses: bool) -> None:
+    async def _poll_one(self, listed: Download, epoch: int, forgotten: int, index: TorrentIndex,
+                        count_misses: bool) -> None:
         if self.serial.busy(listed.id):
             return  # a command or a stage holds it; the next cycle looks again
         async with self.serial.serialized(listed.id):
             download: Download | None = listed
-            if self.serial.epoch(listed.id) != epoch:   # changed since it was listed: read it again
+            # Changed since it was listed (or settled, its epoch dropped): read it again.
+            if self.serial.epoch(listed.id) != epoch or self.serial.forgotten != forgotten:
                 download = await self.store.find_download(listed.id)
             if download is None:
                 return
@@ -367,6 +412,10 @@ class Worker:
                                      actor=Actor.WORKER, expected=State.DOWNLOADING, fields=fields)
             self.pipeline.start_recognition(download.id, torrent.hash)
             return
+        if near_completion(torrent, self.config.near_completion_eta):
+            self._near.add(download.id)
+        else:
+            self._near.discard(download.id)
         await self._update_view(download, fields)
 
     async def _missed(self, download: Download, count_misses: bool) -> None:
@@ -430,6 +479,7 @@ class Worker:
     def _reset_trackers(self, download_id: str) -> None:
         for tracker in (self._added, self._add_retry, self._progress_seen, self._meta_since):
             tracker.pop(download_id, None)
+        self._near.discard(download_id)
 
     # ------------------------------------------------------------ applying (recovery)
 
@@ -448,11 +498,10 @@ class Worker:
 
     # ------------------------------------------------------------ adoption and reconciliation
 
-    async def reconcile(self, index: TorrentIndex | None = None) -> None:
-        """Compare laid-out downloads with qBittorrent and the libraries; move the ones that drifted."""
-        index = index or self.index
-        if index is not None:
-            await self.housekeeping.reconcile(index)
+    async def reconcile(self, index: TorrentIndex | None = None) -> int:
+        """One reconciliation pass now (laid-out downloads whose torrent or files went); how many moved."""
+        index = index if index is not None else self.index
+        return await self.housekeeping.reconcile(index) if index is not None else 0
 
     # ------------------------------------------------------------ for commands
 

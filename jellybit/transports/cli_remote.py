@@ -159,6 +159,8 @@ def build_request(args: argparse.Namespace) -> tuple[Command, dict[str, Any]]:
         return Command.LIST, payload
     if command == "titles":
         return Command.TITLES, payload
+    if command == "notify":
+        return Command.NOTIFY, {**payload, "hash": args.hash} if args.hash else payload
     if command == "delete-title":
         payload.update(provider=args.provider, provider_id=args.provider_id,
                        delete_torrents=args.delete_torrents, confirm=args.yes)
@@ -278,6 +280,8 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p = add("show", "show one download with its timeline and recognition")
     p.add_argument("id")
     add("titles", "list the computed titles")
+    p = add("notify", "tell the worker qBittorrent finished a torrent (qBittorrent's completion hook)")
+    p.add_argument("hash", nargs="?", help="the torrent's infohash (qBittorrent's %%I)")
     p = add("apply", "lay out a download in review")
     p.add_argument("id")
     p.add_argument("--candidate", help="the candidate to lay out: its number in `show`, or its id")

@@ -7,6 +7,7 @@ Handlers turn a validated request into one `Commands` call and its result into J
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
@@ -18,8 +19,8 @@ from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.results import DownloadView
 from jellybit.engine.supervisor import ComponentHealth
-from jellybit.errors import NotFound
 from jellybit.protocol import (
     AddRequest,
     ApplyRequest,
@@ -31,6 +32,8 @@ from jellybit.protocol import (
     IdRequest,
     InfoPayload,
     ListRequest,
+    NotifyRequest,
+    ReconcileStatus,
     RefineRequest,
     RejectRequest,
     Request,
@@ -62,8 +65,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     """One handler per protocol command."""
 
     async def dl(download: Download) -> dict[str, Any]:
-        recognition = await commands.store.current_recognition(download.id)
-        return download_payload(download, recognition).model_dump(mode="json")
+        view = await commands.view(download.id)
+        return download_payload(download, view.recognition if view else None).model_dump(mode="json")
 
     async def add(r: Request) -> Any:
         assert isinstance(r, AddRequest)
@@ -119,19 +122,23 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def list_(r: Request) -> Any:
         assert isinstance(r, ListRequest)
         page = await commands.list(states=r.states, text=r.text, limit=r.limit, offset=r.offset)
-        recognitions = await commands.store.current_recognitions(d.id for d in page.items)
-        items = [download_payload(d, recognitions.get(d.id)).model_dump(mode="json") for d in page.items]
+        items = [download_payload(d, page.headlines.get(d.id)).model_dump(mode="json") for d in page.items]
         return {"items": items, "total": page.total,
                 "limit": page.limit, "offset": page.offset}
 
     async def titles(r: Request) -> Any:
         return plain(await commands.titles())
 
+    async def notify(r: Request) -> Any:
+        assert isinstance(r, NotifyRequest)
+        commands.notify(r.hash)
+        return {"woken": True}
+
     return {
         Command.ADD: add, Command.APPLY: apply, Command.REFINE: refine, Command.REJECT: reject,
         Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
         Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
-        Command.LIST: list_, Command.TITLES: titles,
+        Command.LIST: list_, Command.TITLES: titles, Command.NOTIFY: notify,
     }
 
 
@@ -177,6 +184,8 @@ class EngineState:
                                               failed_at=h.failed_at)
                          for name, h in sorted((self.components() if self.components else {}).items())},
         )
+        if status.reconcile is not None:
+            payload.reconcile = ReconcileStatus(**dataclasses.asdict(status.reconcile))
         for key in self.statuses:
             result = await self._probe(key)
             if key.startswith("metadata."):
@@ -200,19 +209,9 @@ class EngineState:
 
     async def summary(self) -> Message:
         """The `summary` message: counts, the last download laid out, and who waits for a human."""
-        summary = await self.commands.summary()
-        store = self.commands.store
-        download = await store.last_settled(State.DONE)
-        last = (download, await store.current_recognition(download.id)) if download else None
-        waiting = []
-        now = clock.now()
-        page = await self.commands.list(states=[State.REVIEW.value], limit=PAGE)
-        # Oldest first; deferred ones are not waiting right now.
-        for item in sorted(page.items, key=lambda d: d.updated_at):
-            if (item.defer_until is None or item.defer_until <= now) and len(waiting) < QUEUE_SHOWN:
-                waiting.append((item, await store.current_recognition(item.id)))
-        return Message(self.topics.summary, encode(summary_payload(summary, last, waiting,
-                                                                   self.config.panel.base_url)))
+        summary = await self.commands.summary(waiting=QUEUE_SHOWN)
+        return Message(self.topics.summary, encode(summary_payload(
+            summary, summary.last_done, list(summary.waiting), self.config.panel.base_url)))
 
     def _expired(self, download: Download) -> bool:
         if download.state in ACTIVE_STATES or not download.settled_at:
@@ -221,23 +220,23 @@ class EngineState:
 
     async def download_messages(self, download: Download) -> list[Message]:
         """The retained download topic and the review topic (set, or cleared when not in review)."""
+        view = await self.commands.view(download.id)
+        return self._view_messages(view or DownloadView(download, None))
+
+    def _view_messages(self, view: DownloadView) -> list[Message]:
+        download, recognition = view.download, view.recognition
         messages: list[Message] = []
-        recognition = None
         if self._expired(download):
             self._retained.pop(download.id, None)
             messages.append(Message(self.topics.download(download.id), None))
         else:
-            recognition = await self.commands.store.current_recognition(download.id)
             self._retained[download.id] = download.settled_at
             messages.append(Message(self.topics.download(download.id),
                                     encode(download_payload(download, recognition))))
         if download.state is State.REVIEW:
-            hints = [h.text for h in await self.commands.store.hints(download.id)]
-            history = await self.commands.store.transitions(download.id)
-            requested = next((t.created_at for t in reversed(history) if t.to_state is State.REVIEW), None)
             self._reviews.add(download.id)
-            messages.append(Message(self.topics.review(download.id),
-                                    encode(review_payload(download, recognition, hints, requested))))
+            messages.append(Message(self.topics.review(download.id), encode(review_payload(
+                download, recognition, list(view.hints), view.review_requested_at))))
         elif download.id in self._reviews:
             self._reviews.discard(download.id)
             messages.append(Message(self.topics.review(download.id), None))
@@ -248,13 +247,18 @@ class EngineState:
         messages = [await self.info(), await self.summary()]
         self._reviews.clear()
         for states in (ACTIVE_STATES, SETTLED_STATES):
-            offset = 0
+            after = None
             while True:
-                page = await self.commands.list(states=[s.value for s in states], limit=PAGE, offset=offset)
+                page = await self.commands.list(states=[s.value for s in states], limit=PAGE, after=after)
                 for download in page.items:
-                    if not self._expired(download):
+                    if self._expired(download):
+                        continue
+                    if download.state is State.REVIEW:      # its review topic needs the whole plan
                         messages.extend(await self.download_messages(download))
-                offset += len(page.items)
+                    else:
+                        messages.extend(self._view_messages(DownloadView(download,
+                                                                         page.headlines.get(download.id))))
+                after = page.items[-1].id if page.items else None
                 if len(page.items) < PAGE or (states is SETTLED_STATES and page.items and self._expired(
                         page.items[-1])):
                     break
@@ -270,16 +274,16 @@ class EngineState:
             self._reviews.discard(event.download_id)
             return [Message(self.topics.download(event.download_id), None),
                     Message(self.topics.review(event.download_id), None)]
-        try:
-            download = await self.commands.store.get_download(event.download_id)
-        except NotFound:
+        view = await self.commands.view(event.download_id)
+        if view is None:
             return messages
-        messages.extend(await self.download_messages(download))
+        messages.extend(self._view_messages(view))
         if event.event_type is not EventType.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:
-            recognition = await self.commands.store.current_recognition(download.id)
-            wire = event_payload(event, recognition, self.config.panel.base_url).wire()
+            # The view's recognition is complete in review (a review request names its candidate);
+            # elsewhere the event shows only the headline's title, year and poster.
+            wire = event_payload(event, view.recognition, self.config.panel.base_url).wire()
             messages.append(Message(self.topics.events, encode(wire), retain=False))
         return messages
 

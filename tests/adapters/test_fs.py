@@ -121,6 +121,70 @@ def test_directories_are_0755_whatever_the_umask(media):
         assert stat.S_IMODE(os.stat(directory).st_mode) == 0o755
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
+
+
+def test_with_the_journaled_identity_a_link_costs_one_lstat_of_the_new_target(media, monkeypatch):
+    src = media.source("Show/e01.mkv")
+    dst = media.series / "Show" / "e01.mkv"
+    dst.parent.mkdir(parents=True)
+    expect = _identity(src)
+    seen: list[str] = []
+    real_lstat = os.lstat
+
+    def lstat(path, *args, **kwargs):
+        seen.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    outcome = fs.link_file(src, dst, expect=expect)
+    monkeypatch.undo()
+    assert seen == [str(dst)]
+    assert (outcome.status, outcome.dst_dev, outcome.dst_ino) == (LinkStatus.LINKED, *expect)
+
+
+def test_a_source_replaced_since_it_was_journaled_leaves_no_link(media):
+    src = media.source("Show/e01.mkv")
+    expect = _identity(src)
+    media.forget(src)
+    fresh = src.with_name("fresh.part")
+    fresh.write_bytes(b"a new file under the old name")
+    os.replace(fresh, src)
+    dst = media.series / "Show" / "e01.mkv"
+    with pytest.raises(fs.SourceMissing, match="replaced since it was planned"):
+        fs.link_file(src, dst, expect=expect)
+    assert not os.path.lexists(dst)
+    assert os.stat(src).st_nlink == 1
+    assert src.read_bytes() == b"a new file under the old name"
+
+
+def test_a_source_turned_symlink_since_it_was_journaled_leaves_no_link(media, tmp_path):
+    src = media.source("Show/e01.mkv")
+    expect = _identity(src)
+    media.forget(src)
+    outside = tmp_path / "secret"
+    outside.write_text("secret")
+    src.unlink()
+    src.symlink_to(outside)
+    dst = media.series / "Show" / "e01.mkv"
+    with pytest.raises(fs.SourceMissing, match="not a regular file"):
+        fs.link_file(src, dst, expect=expect)
+    assert not os.path.lexists(dst)
+    assert os.stat(outside).st_nlink == 1
+
+
+def test_with_the_journaled_identity_an_existing_target_is_judged_against_it(media):
+    src = media.source("Show/e01.mkv")
+    dst = media.series / "Show" / "e01.mkv"
+    fs.link_file(src, dst)
+    assert fs.link_file(src, dst, expect=_identity(src)).status is LinkStatus.EXISTS
+    other = media.source("Show/e02.mkv")
+    assert fs.link_file(other, dst, expect=_identity(other)).status is LinkStatus.COLLISION
+    assert os.stat(dst).st_ino == os.stat(src).st_ino
+
+
 def test_a_symlinked_or_missing_source_is_refused(media, tmp_path):
     outside = tmp_path / "secret"
     outside.write_text("secret")

@@ -56,3 +56,17 @@ async def test_commit_supersedes_only_live_rows_of_other_batches_on_the_same_pat
     assert {r.status for r in await store.links_for_batch(new.id)} == {LinkStatus.EXISTS}
     [superseded] = await store.links_for_batch(old.id, [LinkStatus.SUPERSEDED])
     assert new.id in superseded.message
+
+
+async def test_plain_links_are_finished_by_id_in_statements_of_many(store):
+    download_id = await _download_id(store)
+    links = [NewLink(f"/d/Сезон/src{n:04d}.mkv", f"/s/Show/Season 01/Show S01E{n:04d}.mkv", "video", 10,
+                     src_dev=1, src_ino=5000 + n, src_mtime_ns=7) for n in range(2000)]
+    batch, rows = await store.open_batch(download_id, links)
+    plain = [r.id for r in rows[:1950]]                   # more than one statement's worth
+    await store.finish_links([LinkUpdate(rows[1950].id, LinkStatus.COPIED, 77, "copied")], plain)
+    after = await store.links_for_batch(batch.id)
+    assert [(r.status, r.dst_ino, r.message) for r in after[:1950]] == [
+        (LinkStatus.LINKED, 5000 + n, None) for n in range(1950)]
+    assert (after[1950].status, after[1950].dst_ino) == (LinkStatus.COPIED, 77)
+    assert {r.status for r in after[1951:]} == {LinkStatus.PENDING}

@@ -7,7 +7,14 @@ from dataclasses import replace
 import pytest
 
 from jellybit.core.ports import TorrentInfo
-from jellybit.core.torrent_state import TorrentIndex, can_stall, is_complete, is_error, lacks_metadata
+from jellybit.core.torrent_state import (
+    TorrentIndex,
+    can_stall,
+    is_complete,
+    is_error,
+    lacks_metadata,
+    near_completion,
+)
 
 BASE = TorrentInfo(hash="a" * 40, infohash_v1="a" * 40, infohash_v2="", name="x", state="downloading",
                    progress=0.5, dlspeed=10, eta=60, size=100, total_size=100, amount_left=50,
@@ -36,6 +43,23 @@ def test_states(state: str, progress: float, size: int, error: bool, meta: bool,
     torrent = replace(BASE, state=state, progress=progress, size=size, total_size=size)
     assert (is_error(torrent), lacks_metadata(torrent), is_complete(torrent), can_stall(torrent)) == (
         error, meta, complete, stall)
+
+
+@pytest.mark.parametrize(("changes", "limit", "near"), [
+    ({"eta": 5, "dlspeed": 1000}, 10.0, True),
+    ({"eta": 10, "dlspeed": 1000}, 10.0, True),
+    ({"eta": 11, "dlspeed": 1000}, 10.0, False),
+    ({"eta": 5, "dlspeed": 0}, 10.0, False),                        # no speed: no real estimate
+    ({"eta": 8640000, "dlspeed": 1000}, 10.0, False),               # qBittorrent's "unknown"
+    ({"eta": None, "dlspeed": 1000}, 10.0, False),
+    ({"eta": 5, "dlspeed": 1000}, 0.0, False),                      # 0 = never poll faster
+    ({"progress": 1.0, "state": "checkingDL", "eta": 0}, 10.0, True),  # complete, being checked
+    ({"progress": 1.0, "state": "stalledUP", "eta": 0}, 10.0, False),  # complete already: no wait
+    ({"state": "error", "eta": 5, "dlspeed": 1000}, 10.0, False),
+    ({"state": "metaDL", "size": 0, "total_size": 0, "progress": 0.0, "eta": 5}, 10.0, False),
+])
+def test_near_completion(changes: dict, limit: float, near: bool) -> None:
+    assert near_completion(replace(BASE, **changes), limit) is near
 
 
 def test_the_index_matches_real_hashes_first_then_the_oldest_tagged_torrent() -> None:

@@ -418,6 +418,30 @@ async def test_list_filters_pages_and_counts(make_engine: EngineFactory) -> None
     assert (await engine.commands.list(states=[])).total == 0
 
 
+async def test_get_list_and_summary_each_read_the_database_once(make_engine: EngineFactory) -> None:
+    engine = await make_engine()
+    download_id = await in_review(engine)
+    for _ in range(3):
+        await engine.commands.add(source=magnet())
+    reads = engine.store.reader.trips
+    await engine.commands.get(download_id)
+    page = await engine.commands.list(limit=50)
+    await engine.commands.summary()
+    assert engine.store.reader.trips == reads + 3
+    assert page.total == 4
+    headline, full = page.headlines[download_id], await engine.store.current_recognition(download_id)
+    assert full is not None
+    assert (headline.id, headline.title, headline.year) == (full.id, full.title, full.year)
+    walked, after = [], None
+    while True:
+        keyset = await engine.commands.list(limit=1, after=after)
+        if not keyset.items:
+            break
+        walked.extend(d.id for d in keyset.items)
+        after = keyset.items[-1].id
+    assert walked == [d.id for d in page.items]
+
+
 @pytest.mark.parametrize("kwargs", [
     {"states": ["sleeping"]}, {"limit": 0}, {"limit": 501}, {"limit": "10"}, {"offset": -1},
     {"text": "x" * 201},

@@ -12,7 +12,7 @@ from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.core.ports import AddTorrent
 from jellybit.core.states import Actor, State
 from jellybit.engine.events import EventType
-from jellybit.engine.housekeeping import reconcile_target
+from jellybit.engine.reconcile import drift
 from jellybit.engine.worker import magnet_for
 from jellybit.errors import InvalidState
 from tests.support.engine import EngineFactory
@@ -356,14 +356,14 @@ async def test_reconciliation_moves_done_downloads_whose_torrent_or_files_went(
     assert (await engine.store.get_download(download.id)).state is State.DELETED
 
 
-def test_reconcile_target_follows_the_table() -> None:
-    assert reconcile_target(State.DONE, True, True) is None
-    assert reconcile_target(State.DONE, True, False) is State.TARGET_MISSING
-    assert reconcile_target(State.DONE, False, True) is State.ORPHANED
-    assert reconcile_target(State.DONE, False, False) is State.DELETED
-    assert reconcile_target(State.TARGET_MISSING, True, True) is State.DONE
-    assert reconcile_target(State.ORPHANED, True, True) is None          # orphaned -> done is not a path
-    assert reconcile_target(State.DONE, True, None) is None              # nothing laid: nothing to judge
+def test_drift_follows_the_table() -> None:
+    assert drift(State.DONE, True, True) is None
+    assert drift(State.DONE, True, False) is State.TARGET_MISSING
+    assert drift(State.DONE, False, True) is State.ORPHANED
+    assert drift(State.DONE, False, False) is State.DELETED
+    assert drift(State.TARGET_MISSING, True, True) is State.DONE
+    assert drift(State.ORPHANED, True, True) is None          # orphaned -> done is not a path
+    assert drift(State.DONE, True, None) is None              # nothing laid: nothing to judge
 
 
 # ---------------------------------------------------------------- serialization

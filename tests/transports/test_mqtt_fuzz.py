@@ -23,7 +23,7 @@ from jellybit.config import (
     StorageConfig,
     TvmazeConfig,
 )
-from jellybit.protocol import Command, Response, parse_request
+from jellybit.protocol import Command, NotifyRequest, Response, parse_request
 from tests.support.services import free_port
 
 COMMANDS = [c.value for c in Command] + ["", "nope", "add/extra", "ädd"]
@@ -36,7 +36,7 @@ json_values = st.recursive(
 )
 keys = st.sampled_from(["id", "source", "torrent", "context", "hint", "candidate_id", "overrides", "until",
                         "hours", "delete_data", "confirm", "provider", "provider_id", "states", "limit",
-                        "offset", "text", "transaction", "reason"])
+                        "offset", "text", "transaction", "reason", "hash"])
 objects = st.dictionaries(keys, json_values | st.just(ID), max_size=5).map(
     lambda d: json.dumps(d).encode())
 
@@ -66,6 +66,20 @@ def test_parse_request_only_raises_value_errors(command: Command, payload: bytes
         parse_request(command, payload)
     except (ValueError, UnicodeDecodeError):
         pass
+
+
+@given(text=st.text(max_size=80))
+def test_a_bare_notify_payload_is_the_hash(text: str) -> None:
+    bare = text.strip()
+    if not bare or bare.startswith("{"):
+        return
+    try:
+        request = parse_request(Command.NOTIFY, text.encode())
+    except ValueError:
+        assert len(bare) > 64                         # only a too-long "hash" is refused
+        return
+    assert isinstance(request, NotifyRequest)
+    assert request.hash == bare                       # what `mosquitto_pub -m %I` sends
 
 
 def _config(root: Path) -> Config:

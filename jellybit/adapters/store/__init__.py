@@ -9,11 +9,12 @@ from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
 from jellybit.adapters.store.links import LinksMixin
 from jellybit.adapters.store.recognitions import RecognitionsMixin
 from jellybit.adapters.store.telegram import TelegramMixin
+from jellybit.adapters.store.views import ViewsMixin
 
 
 class Store(
     LinksMixin, RecognitionsMixin, CommandResultsMixin, DownloadsMixin, MetadataCacheMixin, TelegramMixin,
-    StoreBase,
+    ViewsMixin, StoreBase,
 ):
     """The application's store; open it with `await store.open()` (migrates by default)."""
 

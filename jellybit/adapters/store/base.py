@@ -14,6 +14,7 @@ from pathlib import Path
 import aiosqlite
 
 from jellybit import clock
+from jellybit.adapters.store.reader import Reader
 from jellybit.errors import AdapterError
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,7 @@ class StoreBase:
         self.path = Path(path)
         self._conn: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
+        self.reader = Reader(self.path)       # a request's reads in one trip (views.py)
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -135,6 +137,7 @@ class StoreBase:
             self._conn = conn
             if migrate:
                 await self.migrate()
+            await self.reader.open()
         except BaseException:
             # Never leave the connection's worker thread behind a failed open.
             self._conn = None
@@ -142,7 +145,8 @@ class StoreBase:
             raise
 
     async def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connections (idempotent)."""
+        await self.reader.close()
         if self._conn is not None:
             await self._conn.close()
             self._conn = None

@@ -42,6 +42,13 @@ def _row_to_download(row: aiosqlite.Row, hashes: Iterable[Infohash]) -> Download
     return Download(infohashes=tuple(sorted(hashes, key=lambda h: (h.kind, h.value))), **data)
 
 
+def _transition(row: aiosqlite.Row) -> Transition:
+    return Transition(
+        row["id"], row["download_id"], State(row["from_state"]) if row["from_state"] else None,
+        State(row["to_state"]), row["reason"], Actor(row["actor"]), row["created_at"],
+    )
+
+
 def _download_filter(
     states: Iterable[State] | None, text: str | None
 ) -> tuple[str | None, list[Any]]:
@@ -398,10 +405,4 @@ class DownloadsMixin:
         rows = await self.fetchall(  # type: ignore[attr-defined]
             "SELECT * FROM state_transition WHERE download_id = ? ORDER BY created_at, id", (download_id,)
         )
-        return [
-            Transition(
-                r["id"], r["download_id"], State(r["from_state"]) if r["from_state"] else None,
-                State(r["to_state"]), r["reason"], Actor(r["actor"]), r["created_at"],
-            )
-            for r in rows
-        ]
+        return [_transition(r) for r in rows]

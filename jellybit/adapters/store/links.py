@@ -35,6 +35,7 @@ _SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM file_link"
 _STATUS_AT = _COLUMNS.index("status")
 _BY_VALUE = {s.value: s for s in LinkStatus}
 _VALUE = {s: s.value for s in LinkStatus}       # a LinkStatus or its plain string -> the stored text
+_IDS_PER_STATEMENT = 900        # below SQLite's oldest limit of 999 bound variables
 
 
 def _status_value(status: LinkStatus | str) -> str:
@@ -119,17 +120,29 @@ class LinksMixin:
                 (dst_ino, clock.now(), link_id, LinkStatus.PENDING.value),
             )
 
-    async def finish_links(self, updates: Sequence[LinkUpdate]) -> None:
-        """Record the outcome of journal rows (status, target inode, message) in one transaction."""
-        if not updates:
+    async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[str] = ()) -> None:
+        """Record the outcome of journal rows in one transaction.
+
+        `updates` carry each row's status, target inode and message; `linked` are ids of rows
+        that became plain hardlinks of their source (linked, target inode = source inode, no
+        message), written a few hundred per statement.
+        """
+        if not updates and not linked:
             return
         now = clock.now()
         async with self.write() as conn:  # type: ignore[attr-defined]
-            await conn.executemany(
-                "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?,"
-                " updated_at = ? WHERE id = ?",
-                [(_status_value(u.status), u.dst_ino, u.message, now, u.link_id) for u in updates],
-            )
+            if updates:
+                await conn.executemany(
+                    "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?,"
+                    " updated_at = ? WHERE id = ?",
+                    [(_status_value(u.status), u.dst_ino, u.message, now, u.link_id) for u in updates],
+                )
+            for start in range(0, len(linked), _IDS_PER_STATEMENT):
+                part = linked[start:start + _IDS_PER_STATEMENT]
+                await conn.execute(
+                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL, updated_at = ?"
+                    f" WHERE id IN {_marks(part)}", (LinkStatus.LINKED.value, now, *part),
+                )
 
     async def commit_batch(self, batch_id: str) -> int:
         """Mark a batch committed and supersede other batches' live rows on its paths (same inode)."""
