@@ -59,8 +59,8 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     assert entities["active"]["attributes"]["unit_of_measurement"] == "downloads"
     assert entities["review_queue"]["state"] == "0"
     assert entities["review_queue"]["attributes"]["downloads"] == []
-    # An empty box to type into, not the word "unknown".
-    assert entities["add"]["state"] == ""
+    # An empty box to type into, not the word "unknown" (once HA has read the retained state).
+    await eventually(lambda: _state_is(jellybit, "add", ""), what="an empty add box")
     # The engine's qBittorrent points at a closed port: once polled, the connectivity sensor is off.
     await eventually(lambda: _state_is(jellybit, "qbittorrent", "off"), what="qBittorrent off")
     assert entities["qbittorrent"]["attributes"]["device_class"] == "connectivity"
