@@ -123,11 +123,12 @@ def candidate_reasons(reading: Reading, candidate: Candidate) -> tuple[Reason, .
     if reading.season and counts and reading.season not in counts:
         found.append(reason("season_absent", f"{who} has no season {reading.season} (it has "
                             f"{len(counts)} season{'s' if len(counts) != 1 else ''})"))
-    short = [(s, last) for s, last in reading.last_episodes if counts and 0 < counts.get(s, last) < last]
-    if short:
-        season, last = short[0]
-        found.append(reason("episodes_absent", f"{who} season {season} has {counts[season]} episodes "
-                            f"(the files go up to {last})"))   # type: ignore[index]
+    for season, last in reading.last_episodes:
+        have = counts.get(season) if counts else None
+        if have and have < last:
+            found.append(reason("episodes_absent", f"{who} season {season} has {have} episodes "
+                                f"(the files go up to {last})"))
+            break
     origins = candidate_countries(candidate)
     if country and origins and country not in origins:
         found.append(reason("country_mismatch", f"{who} comes from {'/'.join(origins)}, but the download "

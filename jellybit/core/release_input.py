@@ -30,7 +30,7 @@ _MAX_RAW_CHARS = 8_192         # a longer name is cut before anything else looks
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 # A `/` with a space on both sides separates titles (`Фарго / Fargo`); any other `/` separates folders.
-_PATH_SLASH = re.compile(r"(?<! )/|/(?! )")
+PATH_SLASH = re.compile(r"(?<! )/|/(?! )")
 _ALIAS_SLASH = re.compile(r" / ")
 # A unit of 1–30 characters repeated four times or more in a row; collapsed when it holds a
 # separator (`S01 S01 S01 S01`, `/E1/E1/E1/E1`, `.-.-.-.-`), so words (`Zzzz`) and three repeats
@@ -67,9 +67,9 @@ def parse_text(name: str) -> str:
     text = str(name)
     if len(text) > _MAX_RAW_CHARS:
         # a path's end holds its file name, any other name's start its title
-        text = text[-_MAX_RAW_CHARS:] if _PATH_SLASH.search(text) else text[:_MAX_RAW_CHARS]
+        text = text[-_MAX_RAW_CHARS:] if PATH_SLASH.search(text) else text[:_MAX_RAW_CHARS]
     text = " ".join(_CONTROL.sub(" ", text).replace("\\", "/").split())
-    components = [c for c in (_component(part) for part in _PATH_SLASH.split(_collapse(text))) if c]
+    components = [c for c in (_component(part) for part in PATH_SLASH.split(_collapse(text))) if c]
     if not components:
         return ""
     kept = [components[-1]]

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from jellybit.core.release_fixes.common import Guess, Reading, note
-
-# A `/` with a space on both sides separates titles (`Фарго / Fargo`); any other `/` separates folders.
-_FOLDER_SLASH = re.compile(r"(?<! )/|/(?! )")
+from jellybit.core.release_input import PATH_SLASH
 
 
 def _numbers(value: object) -> list[int]:
@@ -21,7 +17,7 @@ def fix_file_episodes(r: Reading, guess: Guess) -> None:
     guessit merges a folder's episode range into every file below it; a file name that numbers
     itself says which one of them it is.
     """
-    parts = _FOLDER_SLASH.split(r["text"])
+    parts = PATH_SLASH.split(r["text"])
     if len(parts) < 2 or len(r["episodes"]) < 2:
         return
     own = guess(parts[-1].strip(), None)
