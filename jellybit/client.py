@@ -1,7 +1,8 @@
 """An MQTT client for Jellybit's API (request/response and retained state), used by the CLI and panel.
 
 Speaks only `jellybit.protocol`. Requests carry an MQTT 5 response topic private to this client
-and a correlation id, so concurrent clients never read each other's answers.
+and a correlation id, so concurrent clients never read each other's answers. Each answer is read
+once, straight from its JSON, into the command's response model (`Response[ListPage]`, …).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import MqttConfig
-from jellybit.protocol import Command, Response, Topics, response_prefix
+from jellybit.protocol import Command, Response, Topics, response_model, response_prefix
 
 
 class NoAnswer(Exception):
@@ -74,7 +75,7 @@ class JellybitClient:
         prefix = response_prefix(config.base_topic, config.response_prefix)
         self.response_topic = f"{prefix}_client/{self.identifier}"
         self._client: aiomqtt.Client | None = None
-        self._waiting: dict[bytes, asyncio.Future[Response]] = {}
+        self._waiting: dict[bytes, tuple[asyncio.Future[Response[Any]], type[Response[Any]]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._watchers: list[tuple[tuple[str, ...], asyncio.Queue[tuple[str, bytes, bool]]]] = []
 
@@ -106,10 +107,11 @@ class JellybitClient:
             payload = message.payload if isinstance(message.payload, bytes) else b""
             if topic == self.response_topic:
                 correlation = getattr(message.properties, "CorrelationData", None)
-                future = self._waiting.pop(bytes(correlation), None) if correlation else None
-                if future is not None and not future.done():
+                waiting = self._waiting.pop(bytes(correlation), None) if correlation else None
+                if waiting is not None and not waiting[0].done():
+                    future, model = waiting
                     try:
-                        future.set_result(Response.model_validate_json(payload))
+                        future.set_result(model.model_validate_json(payload))
                     except ValueError as exc:
                         future.set_exception(NoAnswer(f"unreadable response: {exc}"))
                 continue
@@ -118,8 +120,11 @@ class JellybitClient:
                     queue.put_nowait((topic, payload, bool(message.retain)))
 
     async def request(self, command: Command | str, payload: dict[str, Any] | str | bytes,
-                      *, timeout: float = 10.0) -> Response:  # noqa: ASYNC109
-        """Send one request and wait for its response (raises NoAnswer on timeout)."""
+                      *, timeout: float = 10.0) -> Response[Any]:  # noqa: ASYNC109
+        """Send one request and wait for its response, its `data` read into the command's model.
+
+        Raises NoAnswer on timeout, or when the answer does not match the protocol.
+        """
         if self._client is None:
             raise RuntimeError("client is not connected")
         if not self.connected:
@@ -131,8 +136,9 @@ class JellybitClient:
         properties = Properties(PacketTypes.PUBLISH)
         properties.ResponseTopic = self.response_topic
         properties.CorrelationData = correlation
-        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-        self._waiting[correlation] = future
+        future: asyncio.Future[Response[Any]] = asyncio.get_running_loop().create_future()
+        known = command in Command.__members__.values()
+        self._waiting[correlation] = (future, response_model(Command(command)) if known else Response)
         try:
             # One deadline for both: a QoS 1 publish on a dead connection waits for its PUBACK.
             async with asyncio.timeout(timeout):

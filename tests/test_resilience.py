@@ -71,7 +71,7 @@ async def test_2000_failed_polls_and_the_worker_still_answers(running: App) -> N
         answered = 0
         while app.worker.failed_polls < 2_000:
             command = Command.LIST if answered % 2 else Command.GET
-            body = {"limit": 1} if command is Command.LIST else {"id": response.data["id"]}
+            body = {"limit": 1} if command is Command.LIST else {"id": response.data.id}
             reply = await client.request(command, body, timeout=30)
             assert reply.status == "ok", reply.error
             answered += 1
@@ -87,8 +87,8 @@ async def test_2000_failed_polls_and_the_worker_still_answers(running: App) -> N
         assert late.status == "ok", late.error
         listed = await client.request(Command.LIST, {"limit": 500})
         assert listed.status == "ok", listed.error
-        assert listed.data["total"] == 6
-        assert {item["state"] for item in listed.data["items"]} == {"queued"}   # nothing failed
+        assert listed.data.total == 6
+        assert {item.state for item in listed.data.items} == {"queued"}   # nothing failed
     info = as_json(await eventually_retained(config.url, Topics(config.base_topic).info,
                                              lambda p: b'"connected":false' in p))
     assert info["qbittorrent"]["connected"] is False

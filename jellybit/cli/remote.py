@@ -100,9 +100,14 @@ def format_detail(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def wire_data(response: Response[Any]) -> Any:
+    """A response's `data` exactly as the worker sent it (the formatters below read JSON)."""
+    return response.model_dump(mode="json", by_alias=True, exclude_unset=True).get("data")
+
+
 def _print_response(response: Response, command: str, args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
-        out.write(response.model_dump_json() + "\n")
+        out.write(response.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
     elif response.status == "error":
         assert response.error is not None
         sys.stderr.write(f"jellybit: {response.error.message} ({response.error.code})\n")
@@ -110,7 +115,7 @@ def _print_response(response: Response, command: str, args: argparse.Namespace, 
             # The worker's message speaks the MQTT field; on the command line that is --yes.
             sys.stderr.write("jellybit: run it again with --yes to confirm\n")
     else:
-        data = response.data
+        data = wire_data(response)
         if command == "list":
             for item in data.get("items", []):
                 out.write(format_download(item) + "\n")
@@ -213,7 +218,7 @@ async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: 
                 # Ended in review: say why and what to run, not just the state.
                 detail = await client.request(Command.GET, {"id": download_id})
                 if detail.status == "ok":
-                    out.write("\n".join(review_block(detail.data)) + "\n")
+                    out.write("\n".join(review_block(wire_data(detail))) + "\n")
             return EXIT_OK if item.state in {"done", "review"} else EXIT_ERROR
     return EXIT_NO_ANSWER
 
@@ -231,7 +236,7 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
                 # `--candidate N` is the N-th candidate as `show` numbers them.
                 number = int(payload["candidate_id"])
                 detail = await client.request(Command.GET, {"id": payload["id"]}, timeout=args.timeout)
-                found = candidate_by_number(detail.data, number) if detail.status == "ok" else None
+                found = candidate_by_number(wire_data(detail), number) if detail.status == "ok" else None
                 if detail.status == "ok" and found is None:
                     sys.stderr.write(f"jellybit: there is no candidate {number}; `jellybit show "
                                      f"{payload['id']}` lists them\n")
@@ -241,7 +246,7 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
             response = await client.request(command, payload, timeout=args.timeout)
             code = _print_response(response, args.remote, args, out)
             if code == EXIT_OK and command is Command.ADD and args.wait:
-                return await asyncio.wait_for(_wait(client, response.data["id"], out, args.json),
+                return await asyncio.wait_for(_wait(client, response.data.id, out, args.json),
                                               args.wait_timeout)
             return code
     except NoAnswer as exc:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from jellybit.core.context_words import TERMS
+from jellybit.core.limits import MAX_CONTEXT_CHARS  # as ingest accepts it; anything longer is cut here too
 
-MAX_CONTEXT_CHARS = 4000         # as ingest accepts it; anything longer is cut here too
 MAX_TITLE_CHARS = 200
 MAX_SHOWN_CHARS = 80             # the words a finding came from, as a message quotes them
 YEARS = (1870, 2200)

@@ -9,13 +9,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jellybit.core.limits import MAX_CONTEXT_CHARS, MAX_HINT_CHARS
 from jellybit.core.ports import LlmQuestion, PromptFile
 
 # Size limits of each untrusted part, in characters; together they bound the prompt. The context
 # and a hint are as long as ingest and `refine` accept them, so the LLM never reads a cut sentence.
 MAX_NAME_CHARS = 500
-MAX_CONTEXT_CHARS = 4_000
-MAX_HINT_CHARS = 2_000
 MAX_HINTS_CHARS = 4_000
 MAX_PARSED_CHARS = 1_500
 MAX_PATH_CHARS = 240

@@ -20,6 +20,7 @@ from jellybit.adapters.offload import Offloader
 from jellybit.adapters.store import Store
 from jellybit.config import Config, WorkerConfig
 from jellybit.core.addresses import AllowList
+from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.engine import ingest as ingest_module
@@ -48,10 +49,6 @@ from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument,
 
 UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
-MAX_LIST_LIMIT = 500
-MAX_LIST_OFFSET = 1_000_000_000
-MAX_HINT_CHARS = 2000
-MAX_REASON_CHARS = 500
 
 
 def _undo_reason(removed: int) -> str:
@@ -370,6 +367,10 @@ class Commands:
             failed=counts[State.FAILED.value], review_queue=queue, last_done=record.last_done,
             waiting=record.waiting,
         )
+
+    def qbittorrent_reachable(self) -> bool | None:
+        """Whether the worker's last poll reached qBittorrent (None = it has not polled yet)."""
+        return self.worker.health.reachable
 
     async def status(self) -> Status:
         """Is qBittorrent reachable (as the worker last saw it), and which versions run."""

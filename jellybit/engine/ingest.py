@@ -17,6 +17,7 @@ from jellybit.core.identity import (
     parse_source,
     parse_torrent,
 )
+from jellybit.core.limits import MAX_CONTEXT_CHARS
 from jellybit.core.models import Download, Infohash, NewDownload
 from jellybit.core.states import Actor, State
 from jellybit.engine.source_guard import SourceGuard
@@ -25,7 +26,6 @@ from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-MAX_CONTEXT_CHARS = 4000
 
 # Reads `.torrent` bytes (at most the limit) into its metadata; raises InvalidSource.
 TorrentParser = Callable[[bytes, int], Awaitable[TorrentMeta]]

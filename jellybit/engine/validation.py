@@ -2,45 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Set
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from jellybit import clock
+from jellybit.core.limits import MAX_TITLE_CHARS
+from jellybit.core.providers import Provider
 from jellybit.engine.ingest import clean_text
 from jellybit.errors import InvalidArgument
+from jellybit.protocol import Overrides
 
-PROVIDERS = frozenset({"tmdb", "tvdb", "tvmaze", "imdb"})
-# A subtitle/audio language a human pins: 'en', 'rus', 'pt-BR', 'zh-Hans'.
-LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$"
-
-
-class FileOverride(BaseModel):
-    """A human's numbering, role, and subtitle/audio language and flags for one source file."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    season: int | None = Field(None, ge=0, le=1000)
-    episodes: list[int] = Field(default_factory=list, max_length=50)
-    role: Literal["video", "subtitle", "audio", "extra", "ignored"] | None = None
-    language: str | None = Field(None, pattern=LANGUAGE_PATTERN)
-    flags: list[Literal["default", "forced", "sdh"]] | None = Field(None, max_length=3)
-
-
-class Overrides(BaseModel):
-    """Fields a human pins on apply; re-recognition never overwrites them (same shape as MQTT's)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    media_type: Literal["movie", "series"] | None = None
-    title: str | None = Field(None, min_length=1, max_length=300)
-    year: int | None = Field(None, ge=1870, le=2200)
-    season: int | None = Field(None, ge=0, le=1000)
-    provider: Literal["tmdb", "tvdb", "tvmaze", "imdb"] | None = None
-    provider_id: str | None = Field(None, min_length=1, max_length=32)
-    files: dict[str, FileOverride] | None = Field(None, max_length=10_000)
+PROVIDERS = frozenset(p.value for p in Provider)
 
 
 def validate_overrides(values: Mapping[str, Any], sources: Set[str]) -> dict[str, Any]:
@@ -48,14 +24,19 @@ def validate_overrides(values: Mapping[str, Any], sources: Set[str]) -> dict[str
     if not isinstance(values, Mapping):
         raise InvalidArgument("'overrides' must be an object")
     try:
-        model = Overrides.model_validate(dict(values))
+        text = json.dumps(dict(values), ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise InvalidArgument("'overrides' must be plain JSON values") from None
+    try:
+        # Strict, read as JSON: the CLI and Telegram hand over Python values, and "2014" is not a year.
+        model = Overrides.model_validate_json(text, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "overrides"
         message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise InvalidArgument(f"overrides.{where}: {message}") from None
     if model.title is not None:
-        title = clean_required(model.title, limit=300, what="overrides.title")
+        title = clean_required(model.title, limit=MAX_TITLE_CHARS, what="overrides.title")
         model = model.model_copy(update={"title": title})
     unknown = sorted(set(model.files or {}) - set(sources))
     if unknown:

@@ -45,12 +45,15 @@ from jellybit.protocol import (
 )
 from jellybit.transports.mqtt import Message, encode
 from jellybit.transports.payloads import (
+    add_result,
     detail_payload,
-    download_payload,
+    download_row,
     event_payload,
+    list_page,
     plain,
     review_payload,
     summary_payload,
+    undo_result,
 )
 
 log = logging.getLogger(__name__)
@@ -66,18 +69,16 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
 
     async def dl(download: Download) -> dict[str, Any]:
         view = await commands.view(download.id)
-        return download_payload(download, view.recognition if view else None).model_dump(mode="json")
+        return download_row(download, view.recognition if view else None)
 
     async def add(r: Request) -> Any:
         assert isinstance(r, AddRequest)
         result = await commands.add(source=r.source, torrent=r.torrent_bytes(), context=r.context)
-        return {"id": result.download.id, "created": result.created, "joined": not result.created,
-                "settled_before": list(result.settled_before), "added_hashes": list(result.added_hashes),
-                "download": await dl(result.download)}
+        return add_result(result, await commands.view(result.download.id))
 
     async def apply(r: Request) -> Any:
         assert isinstance(r, ApplyRequest)
-        overrides = r.overrides.model_dump(exclude_none=True) if r.overrides else None
+        overrides = r.overrides.model_dump(mode="json", exclude_none=True) if r.overrides else None
         return await dl(await commands.apply(r.id, candidate_id=r.candidate_id, overrides=overrides))
 
     async def refine(r: Request) -> Any:
@@ -95,8 +96,7 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def undo(r: Request) -> Any:
         assert isinstance(r, IdRequest)
         outcome = await commands.undo(r.id)
-        return {"download": await dl(outcome.download), "removed": list(outcome.removed),
-                "refused": [{"path": p, "why": w} for p, w in outcome.refused], "complete": outcome.complete}
+        return undo_result(outcome, await commands.view(outcome.download.id))
 
     async def retry(r: Request) -> Any:
         assert isinstance(r, IdRequest)
@@ -121,10 +121,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
 
     async def list_(r: Request) -> Any:
         assert isinstance(r, ListRequest)
-        page = await commands.list(states=r.states, text=r.text, limit=r.limit, offset=r.offset)
-        items = [download_payload(d, page.headlines.get(d.id)).model_dump(mode="json") for d in page.items]
-        return {"items": items, "total": page.total,
-                "limit": page.limit, "offset": page.offset}
+        states = [s.value for s in r.states] if r.states is not None else None
+        return list_page(await commands.list(states=states, text=r.text, limit=r.limit, offset=r.offset))
 
     async def titles(r: Request) -> Any:
         return plain(await commands.titles())
@@ -232,7 +230,7 @@ class EngineState:
         else:
             self._retained[download.id] = download.settled_at
             messages.append(Message(self.topics.download(download.id),
-                                    encode(download_payload(download, recognition))))
+                                    encode(download_row(download, recognition))))
         if download.state is State.REVIEW:
             self._reviews.add(download.id)
             messages.append(Message(self.topics.review(download.id), encode(review_payload(
@@ -301,7 +299,7 @@ class EngineState:
         # Until the first poll says whether qBittorrent answers, look again soon: "not known yet" must
         # not stand for minutes (Home Assistant shows it as unknown, never as disconnected).
         regular = min(self.sweep_interval, self.info_interval)
-        return min(regular, UNKNOWN_RECHECK) if self.commands.worker.health.reachable is None else regular
+        return min(regular, UNKNOWN_RECHECK) if self.commands.qbittorrent_reachable() is None else regular
 
     async def updates(self) -> AsyncIterator[list[Message]]:
         """Batches to publish as the engine changes, plus a periodic sweep."""

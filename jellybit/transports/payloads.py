@@ -10,11 +10,17 @@ from jellybit.core.models import Download, Transition
 from jellybit.core.plan import Candidate, Recognition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
 from jellybit.engine.events import Event
-from jellybit.engine.results import DownloadDetail, Summary
+from jellybit.engine.results import (
+    AddResult,
+    DownloadDetail,
+    DownloadPage,
+    DownloadView,
+    Summary,
+    UndoOutcome,
+)
 from jellybit.protocol import (
     CandidatePayload,
     DownloadPayload,
-    ErrorInfo,
     EventPayload,
     LastCompleted,
     PlanItemPayload,
@@ -38,28 +44,40 @@ def poster_of(recognition: Recognition | None) -> str | None:
     return chosen.poster_url if chosen else None
 
 
+def download_row(download: Download, recognition: Recognition | None = None,
+                 warnings: list[str] | None = None) -> dict[str, Any]:
+    """The `DownloadPayload` of a download as JSON-ready data, built straight from the store's rows.
+
+    No model is built: a list page serializes fifty of these at once, and the client validates the
+    answer. A test checks that the model reads every row back unchanged.
+    """
+    recognition_type = recognition.media_type if recognition else None
+    return {
+        "id": download.id, "name": download.display_name or download.source_ref[:200],
+        "state": download.state.value, "context": download.context, "source_type": download.source_type,
+        "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
+        "size": download.total_size, "torrent_state": download.torrent_state,
+        "seeds": download.num_seeds, "peers": download.num_peers,
+        "error": ({"code": download.error_code, "message": download.error_msg} if download.error_code
+                  else None),
+        "media_type": recognition_type.value if recognition_type else None,
+        "title": recognition.title if recognition else None,
+        "original_title": recognition.original_title if recognition else None,
+        "year": recognition.year if recognition else None,
+        "poster_url": poster_of(recognition),
+        "provider": recognition.provider if recognition else None,
+        "provider_id": recognition.provider_id if recognition else None,
+        "target_folder": recognition.plan.folder if recognition else None,
+        "warnings": list(warnings or ()), "infohashes": sorted(download.hashes()),
+        "defer_until": download.defer_until, "created_at": download.created_at,
+        "updated_at": download.updated_at, "settled_at": download.settled_at,
+    }
+
+
 def download_payload(download: Download, recognition: Recognition | None = None,
                      warnings: list[str] | None = None) -> DownloadPayload:
-    """The retained `downloads/<id>` payload."""
-    error = ErrorInfo(code=download.error_code, message=download.error_msg) if download.error_code else None
-    return DownloadPayload(
-        id=download.id, name=download.display_name or download.source_ref[:200], state=download.state.value,
-        context=download.context, source_type=download.source_type, progress=download.progress,
-        dl_speed=download.dl_speed, eta=download.eta, size=download.total_size,
-        torrent_state=download.torrent_state, error=error,
-        seeds=download.num_seeds, peers=download.num_peers,
-        media_type=recognition.media_type.value if recognition and recognition.media_type else None,
-        title=recognition.title if recognition else None,
-        original_title=recognition.original_title if recognition else None,
-        poster_url=poster_of(recognition),
-        year=recognition.year if recognition else None,
-        provider=recognition.provider if recognition else None,
-        provider_id=recognition.provider_id if recognition else None,
-        target_folder=recognition.plan.folder if recognition else None,
-        warnings=warnings or [], infohashes=sorted(download.hashes()),
-        defer_until=download.defer_until, created_at=download.created_at,
-        updated_at=download.updated_at, settled_at=download.settled_at,
-    )
+    """The retained `downloads/<id>` payload as a model."""
+    return DownloadPayload.model_validate(download_row(download, recognition, warnings))
 
 
 def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:
@@ -156,7 +174,8 @@ def _plain(value: Any) -> Any:
 
 
 def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
-    """`get`: the download, its timeline, recognition (with candidates and plan), hints and links."""
+    """`get` as JSON-ready data (the protocol's `DownloadDetail`): the download, its timeline, recognition
+    (with candidates and plan), hints, overrides and links."""
     recognition = detail.recognition
     links = [
         {"id": link.id, "batch": link.apply_batch_id, "source": link.src_path, "target": link.dst_path,
@@ -165,7 +184,7 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
     ]
     warnings = [link["message"] for link in links if link["status"] == "copied" and link["message"]]
     data: dict[str, Any] = {
-        "download": download_payload(detail.download, recognition, warnings).model_dump(mode="json"),
+        "download": download_row(detail.download, recognition, warnings),
         "timeline": [transition_row(t) for t in detail.transitions],
         "hints": [h.text for h in detail.hints],
         "overrides": _plain(detail.overrides),
@@ -180,10 +199,10 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
             "year": recognition.year, "provider": recognition.provider,
             "provider_id": recognition.provider_id, "confidence": recognition.confidence,
             "recommendation": recognition.recommendation.value,
-            "reasons": [r.model_dump() for r in reason_rows(recognition)],
-            "candidates": [c.model_dump() for c in candidate_rows(recognition)],
+            "reasons": [r.model_dump(mode="json") for r in reason_rows(recognition)],
+            "candidates": [c.model_dump(mode="json") for c in candidate_rows(recognition)],
             "recommended": pick.id if (pick := recommended(recognition)) else None,
-            "plan": [p.model_dump() for p in plan_rows(recognition)],
+            "plan": [p.model_dump(mode="json") for p in plan_rows(recognition)],
             "folder": recognition.plan.folder, "created_at": recognition.created_at,
         }
     return data
@@ -246,5 +265,25 @@ def event_payload(event: Event, recognition: Recognition | None = None,
 
 
 def plain(value: Any) -> Any:
-    """Dataclasses (e.g. title groups) as JSON-ready dicts."""
+    """Dataclasses (title groups, a deleted title) as JSON-ready data (`TitleGroup`, `DeleteTitleResult`)."""
     return _plain(value)
+
+
+def add_result(result: AddResult, view: DownloadView | None) -> dict[str, Any]:
+    """`add` as JSON-ready data (the protocol's `AddResult`)."""
+    return {"id": result.download.id, "created": result.created, "joined": not result.created,
+            "settled_before": list(result.settled_before), "added_hashes": list(result.added_hashes),
+            "download": download_row(result.download, view.recognition if view else None)}
+
+
+def undo_result(outcome: UndoOutcome, view: DownloadView | None) -> dict[str, Any]:
+    """`undo` as JSON-ready data (the protocol's `UndoResult`)."""
+    return {"download": download_row(outcome.download, view.recognition if view else None),
+            "removed": list(outcome.removed), "refused": [{"path": p, "why": w} for p, w in outcome.refused],
+            "complete": outcome.complete}
+
+
+def list_page(page: DownloadPage) -> dict[str, Any]:
+    """`list` as JSON-ready data (the protocol's `ListPage`), each item straight from its joined rows."""
+    return {"items": [download_row(d, page.headlines.get(d.id)) for d in page.items], "total": page.total,
+            "limit": page.limit, "offset": page.offset}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -103,7 +102,7 @@ class DecisionStack:
         response = await self.client.request(Command.ADD, {
             "torrent": base64.b64encode(seeded.torrent).decode(), "context": case.context})
         assert response.status == "ok", response.error
-        return str(response.data["id"])
+        return str(response.data.id)
 
     async def settle(self, download_id: str, within: float = 60.0) -> Outcome:
         """Wait until the download rests in a settled or review state."""
@@ -137,7 +136,7 @@ class DecisionStack:
         """The download's full detail over MQTT (`get`)."""
         response = await self.client.request(Command.GET, {"id": download_id})
         assert response.status == "ok", response.error
-        return json.loads(json.dumps(response.data))
+        return response.data.model_dump(mode="json", by_alias=True)
 
 
 @pytest.fixture

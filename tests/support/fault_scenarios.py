@@ -36,13 +36,13 @@ async def add_some(ledger: Ledger, client: JellybitClient, qbittorrent: Qbittorr
                                      f"{prefix}-{n}")
         assert response is not None
         assert response.status == "ok", response.error
-        magnets.append(response.data["id"])
+        magnets.append(response.data.id)
     seeded = seeded_torrent(qbittorrent.data_dir, f"{prefix}.Complete", {"a.mkv": 30_000})
     response = await ledger.send(client, Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()},
                                  f"{prefix}-seeded")
     assert response is not None
     assert response.status == "ok", response.error
-    return magnets, response.data["id"]
+    return magnets, response.data.id
 
 
 async def settled(stack: FaultStack, magnets: list[str], complete: str) -> None:
@@ -82,8 +82,8 @@ async def qbittorrent_outage(stack: FaultStack, qbittorrent: QbittorrentInstance
             return answer if answer.status == "ok" else None
 
         again = await until(resent, within=60, what="the cancel to run once qBittorrent is back")
-        assert again.data["state"] == "cancelled"
-        await until(lambda: stack.states()[during.data["id"]] == "downloading", what="the queued add")
+        assert again.data.state == "cancelled"
+        await until(lambda: stack.states()[during.data.id] == "downloading", what="the queued add")
     finally:
         await client.__aexit__(None, None, None)
     with qbittorrent.process.admin() as admin:
@@ -121,7 +121,7 @@ async def broker_outages(stack: FaultStack, qbittorrent: QbittorrentInstance, rn
             assert answer.status == "ok", answer.error
             first = ledger.acknowledged.get(transaction)
             if first is not None:
-                assert answer.data["id"] == first.data["id"]
+                assert answer.data.id == first.data.id
             ledger.acknowledged.setdefault(transaction, answer)
     finally:
         await client.__aexit__(None, None, None)
@@ -152,7 +152,7 @@ async def both_outages(stack: FaultStack, qbittorrent: QbittorrentInstance) -> d
         late = await ledger.send(client, Command.ADD, {"source": magnet(name="Both.After")}, "both-after")
         assert late is not None
         assert late.status == "ok"
-        await until(lambda: stack.states()[late.data["id"]] == "downloading",
+        await until(lambda: stack.states()[late.data.id] == "downloading",
                     what="an add after both outages")
     finally:
         await client.__aexit__(None, None, None)
@@ -197,10 +197,10 @@ async def database_held(stack: FaultStack, qbittorrent: QbittorrentInstance) -> 
         # Nothing was remembered: sent again, both run now.
         added = await client.request(Command.ADD, ledger.sent["add-while-locked"][1])
         assert added.status == "ok", added.error
-        assert added.data["id"] in stack.states()
+        assert added.data.id in stack.states()
         again = await client.request(Command.REJECT, ledger.sent["reject-while-locked"][1])
         assert again.status == "ok", again.error
-        assert again.data["state"] == "cancelled"
+        assert again.data.state == "cancelled"
     finally:
         await client.__aexit__(None, None, None)
     assert stack.worker.alive

@@ -184,7 +184,7 @@ def check_outage_invariants(stack: FaultStack, ledger: Ledger, qbittorrent: Qbit
     for transaction, response in ledger.acknowledged.items():
         command, _body = ledger.sent[transaction]
         if command is Command.ADD and response.status == "ok":
-            assert response.data["id"] in states, f"acknowledged add {transaction} was lost"
+            assert response.data.id in states, f"acknowledged add {transaction} was lost"
     adds = [t for t, (command, _) in ledger.sent.items() if command is Command.ADD]
     assert len(states) >= len(adds)
     with qbittorrent.process.admin() as admin:

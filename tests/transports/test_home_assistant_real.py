@@ -78,7 +78,7 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     await eventually(one_active, what="sensor active = 1")
     # The `added` event reached HA's event entity.
     events = await eventually(lambda: _event_seen(jellybit, "added"), what="the added event")
-    assert events["attributes"]["id"] == response.data["id"]
+    assert events["attributes"]["id"] == response.data.id
 
 
 async def _event_seen(jellybit: Jellybit, event_type: str) -> dict[str, Any] | None:

@@ -152,7 +152,7 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
         seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.1080p",
                                 {"Some.Movie.2001.mkv": 50_000})
         added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data["id"]
+        download = added.data.id
         await app.engine.settle(download, State.REVIEW)
 
         asked = await inbox.next("Jellybit: Test Movie")
@@ -204,7 +204,7 @@ async def test_reject_from_the_notification_and_a_poster_on_it(
             JellybitClient(app.config, name="ha-reject") as client:
         seeded = seeded_torrent(qbittorrent.data_dir, "Other.Film.1999", {"Other.Film.1999.mkv": 40_000})
         added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data["id"]
+        download = added.data.id
         await app.engine.settle(download, State.REVIEW)
         await inbox.next("Jellybit: Test Movie")
         await press(app.ha, f"JELLYBIT_REJECT_{download}")

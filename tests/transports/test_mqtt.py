@@ -43,14 +43,14 @@ async def test_availability_info_and_summary_are_retained(bus: Bus) -> None:
 async def test_add_by_plain_magnet_and_the_download_topic(bus: Bus) -> None:
     response = await bus.client.request(Command.ADD, f"magnet:?xt=urn:btih:{HASH}&dn=Фарго.S02")
     assert response.status == "ok", response.error
-    assert response.data["created"] is True
-    download_id = response.data["id"]
+    assert response.data.created is True
+    download_id = response.data.id
     payload = await eventually_retained(bus.config, bus.topics.download(download_id),
                                         lambda v: v and v["state"] == "queued")
     assert payload["name"] == "Фарго.S02"
     assert payload["infohashes"] == [HASH]
     again = await bus.client.request(Command.ADD, {"source": HASH, "context": "second season"})
-    assert again.data == {**again.data, "id": download_id, "created": False, "joined": True}
+    assert (again.data.id, again.data.created, again.data.joined) == (download_id, False, True)
     summary = await eventually_retained(bus.config, bus.topics.summary, lambda v: v and v["active"] == 1)
     assert summary["states"]["queued"] == 1
 
@@ -188,7 +188,7 @@ async def test_review_flow_publishes_review_and_events(
             collector = asyncio.create_task(collect())
             seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001", {"Some.Movie.2001.mkv": 50_000})
             added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-            download_id = added.data["id"]
+            download_id = added.data.id
             await engine.settle(download_id, State.REVIEW)
             review = await eventually_retained(config, topics.review(download_id), lambda v: v is not None)
             assert review["id"] == download_id
@@ -204,8 +204,8 @@ async def test_review_flow_publishes_review_and_events(
             assert (listed["seeds"], listed["peers"]) == (0, 0)     # qBittorrent's swarm: nobody
 
             detail = await client.request(Command.GET, {"id": download_id})
-            assert [t["to"] for t in detail.data["timeline"]][:3] == ["queued", "downloading", "recognizing"]
-            candidate = detail.data["recognition"]["candidates"][0]["id"]
+            assert [t.to for t in detail.data.timeline][:3] == ["queued", "downloading", "recognizing"]
+            candidate = detail.data.recognition.candidates[0].id
             applied = await client.request(Command.APPLY, {"id": download_id, "candidate_id": candidate})
             assert applied.status == "ok", applied.error
             await engine.settle(download_id, State.DONE)

@@ -87,7 +87,7 @@ async def test_broker_killed_and_restarted_the_worker_republishes_and_loses_noth
         first = await before.request(Command.ADD, {"source": source, "transaction": "tx-first"})
         second = await before.request(Command.ADD, magnet(name="Второй"))
         assert first.status == second.status == "ok"
-        ids = [first.data["id"], second.data["id"]]
+        ids = [first.data.id, second.data.id]
         await eventually_retained(broker.url, topics.download(ids[1]), lambda p: bool(p))
 
         broker.kill()
@@ -114,12 +114,12 @@ async def test_broker_killed_and_restarted_the_worker_republishes_and_loses_noth
         for download_id in ids:
             got = await after.request(Command.GET, {"id": download_id})
             assert got.status == "ok", got.error
-            assert got.data["download"]["id"] == download_id
+            assert got.data.download.id == download_id
         # The client's retry of the first add is answered from the stored result, not run again.
         again = await after.request(Command.ADD, {"source": source, "transaction": "tx-first"})
         assert again.model_dump() == first.model_dump()
         listed = await after.request(Command.LIST, {})
-        assert listed.data["total"] == 2
+        assert listed.data.total == 2
 
     assert worker.alive
     assert worker.signal(signal.SIGTERM) == 0
@@ -136,7 +136,7 @@ async def test_worker_killed_the_last_will_says_offline_and_a_restart_brings_sta
     async with JellybitClient(mqtt, name="test") as client:
         added = await client.request(Command.ADD, {"source": source, "transaction": "tx-1"})
         assert added.status == "ok"
-        download_id = added.data["id"]
+        download_id = added.data.id
         await eventually_retained(mosquitto.url, topics.download(download_id), bool)
 
         assert worker.kill() == -signal.SIGKILL
@@ -158,7 +158,7 @@ async def test_worker_killed_the_last_will_says_offline_and_a_restart_brings_sta
 
         repeat = await client.request(Command.ADD, {"source": source, "transaction": "tx-1"})
         assert repeat.model_dump() == added.model_dump()     # answered from the store, across restarts
-        assert (await client.request(Command.LIST, {})).data["total"] == 1
+        assert (await client.request(Command.LIST, {})).data.total == 1
 
     assert worker.signal(signal.SIGTERM) == 0
     assert await retained(mosquitto.url, topics.availability) == b"offline"
