@@ -7,26 +7,25 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.protocol import Command
-from ui.format import ACTIVE
+from jellybit.protocol import ACTIVE_STATES, Command, State
 from ui.live import Live, RequestFailed
 
 log = logging.getLogger(__name__)
 
 # action -> the states in which the worker accepts it (mirrors jellybit.engine.commands)
-ALLOWED: dict[str, frozenset[str]] = {
-    "apply": frozenset({"review"}),
-    "refine": frozenset({"review"}),
-    "reject": frozenset({"review"}),
-    "defer": frozenset({"review"}),
-    "undo": frozenset({"done", "target_missing", "orphaned"}),
-    "retry": frozenset({"failed", "cancelled", "reverted"}),
-    "cancel": frozenset(ACTIVE),
-    "relink": frozenset({"target_missing"}),
+ALLOWED: dict[str, frozenset[State]] = {
+    "apply": frozenset({State.REVIEW}),
+    "refine": frozenset({State.REVIEW}),
+    "reject": frozenset({State.REVIEW}),
+    "defer": frozenset({State.REVIEW}),
+    "undo": frozenset({State.DONE, State.TARGET_MISSING, State.ORPHANED}),
+    "retry": frozenset({State.FAILED, State.CANCELLED, State.REVERTED}),
+    "cancel": frozenset(ACTIVE_STATES),
+    "relink": frozenset({State.TARGET_MISSING}),
 }
 
 
-def allowed(action: str, state: str) -> bool:
+def allowed(action: str, state: State | str | None) -> bool:
     """Tell whether an action applies to a download in this state."""
     return state in ALLOWED.get(action, frozenset())
 

@@ -5,25 +5,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-# state -> (label, Quasar colour)
-STATES: dict[str, tuple[str, str]] = {
-    "queued": ("Queued", "blue-grey-8"),
-    "downloading": ("Downloading", "primary"),
-    "recognizing": ("Recognizing", "indigo"),
-    "review": ("Needs review", "deep-orange-10"),
-    "applying": ("Applying", "indigo"),
-    "done": ("Done", "positive"),
-    "failed": ("Failed", "negative"),
-    "cancelled": ("Cancelled", "grey-7"),
-    "reverted": ("Undone", "brown"),
-    "target_missing": ("Library files missing", "deep-orange-10"),
-    "orphaned": ("Torrent gone", "deep-orange-10"),
-    "deleted": ("Deleted", "grey-8"),
-}
-ACTIVE = ("queued", "downloading", "recognizing", "review", "applying")
+from jellybit.protocol import Provider, Role, State
 
-PROVIDERS = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
-ROLES = {"video": "Video", "subtitle": "Subtitle", "audio": "Audio", "extra": "Extra", "ignored": "Ignored"}
+# Labels and colours of the protocol's vocabularies (the values themselves come from jellybit.protocol).
+STATES: dict[State, tuple[str, str]] = {
+    State.QUEUED: ("Queued", "blue-grey-8"),
+    State.DOWNLOADING: ("Downloading", "primary"),
+    State.RECOGNIZING: ("Recognizing", "indigo"),
+    State.REVIEW: ("Needs review", "deep-orange-10"),
+    State.APPLYING: ("Applying", "indigo"),
+    State.DONE: ("Done", "positive"),
+    State.FAILED: ("Failed", "negative"),
+    State.CANCELLED: ("Cancelled", "grey-7"),
+    State.REVERTED: ("Undone", "brown"),
+    State.TARGET_MISSING: ("Library files missing", "deep-orange-10"),
+    State.ORPHANED: ("Torrent gone", "deep-orange-10"),
+    State.DELETED: ("Deleted", "grey-8"),
+}
+
+PROVIDERS: dict[Provider, str] = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze",
+                                  Provider.IMDB: "IMDb"}
+ROLES: dict[Role, str] = {Role.VIDEO: "Video", Role.SUBTITLE: "Subtitle", Role.AUDIO: "Audio",
+                          Role.EXTRA: "Extra", Role.SAMPLE: "Sample", Role.IGNORED: "Ignored"}
 # plan/link status -> (label, colour); absent = nothing to mark
 MARKS: dict[str, tuple[str, str]] = {
     "collision": ("Collision", "negative"),

@@ -11,11 +11,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jellybit.protocol import (
+    LANGUAGE_PATTERN,
+    MAX_SEASON,
+    OVERRIDE_ROLES,
+    CandidatePayload,
+    DownloadPayload,
+    PlanItemPayload,
+    ReasonPayload,
+    RecognitionDetail,
+    Role,
+    State,
+    TransitionRow,
+)
 from ui import format as fmt
 
-LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[A-Za-z]{4}|[0-9]{3}))?$")
-ROLES = ("video", "subtitle", "audio", "extra", "ignored")
-TRACKS = ("subtitle", "audio")
+LANGUAGE = re.compile(LANGUAGE_PATTERN)
+ROLES = OVERRIDE_ROLES
+TRACKS = (Role.SUBTITLE, Role.AUDIO)
 
 
 @dataclass(frozen=True)
@@ -27,77 +40,77 @@ class Verdict:
     detail: str = ""
 
 
-def ordered_reasons(reasons: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def ordered_reasons(reasons: Iterable[ReasonPayload]) -> list[ReasonPayload]:
     """Blocking reasons first, then the weightiest; notes after them."""
-    return sorted(reasons, key=lambda r: (not r.get("blocking"), -float(r.get("weight") or 0.0)))
+    return sorted(reasons, key=lambda r: (not r.blocking, -r.weight))
 
 
-def reason_words(reason: Mapping[str, Any]) -> tuple[str, str]:
+def reason_words(reason: ReasonPayload) -> tuple[str, str]:
     """(the reason's own sentence, what its kind means in general — '' when it says the same)."""
-    message = fmt.sentence(str(reason.get("message") or ""))
-    meaning = fmt.sentence(str(reason.get("meaning") or ""))
+    message = fmt.sentence(reason.message)
+    meaning = fmt.sentence(reason.meaning or "")
     if not message:
-        return meaning or str(reason.get("code") or "").replace("_", " "), ""
+        return meaning or reason.code.replace("_", " "), ""
     return message, meaning if meaning and meaning.casefold() not in message.casefold() else ""
 
 
-def _applied_by_human(timeline: Iterable[Mapping[str, Any]]) -> bool:
-    last = next((t for t in reversed(list(timeline)) if t.get("to") == "applying"), None)
-    return bool(last and last.get("actor") == "human")
+def _applied_by_human(timeline: Iterable[TransitionRow]) -> bool:
+    last = next((t for t in reversed(list(timeline)) if t.to is State.APPLYING), None)
+    return bool(last and last.actor == "human")
 
 
-def verdict(download: Mapping[str, Any], recognition: Mapping[str, Any] | None,
-            timeline: Iterable[Mapping[str, Any]] = ()) -> Verdict:
+def verdict(download: DownloadPayload, recognition: RecognitionDetail | None,
+            timeline: Iterable[TransitionRow] = ()) -> Verdict:
     """What happened or what is needed, in one line that never contradicts the state."""
-    state = str(download.get("state") or "")
-    title = fmt.title_line((recognition or {}).get("title") or download.get("title"),
-                           (recognition or {}).get("year") or download.get("year"))
-    if state == "review":
-        blocking = [r for r in ordered_reasons((recognition or {}).get("reasons") or []) if r.get("blocking")]
+    state = download.state
+    title = fmt.title_line((recognition.title if recognition else None) or download.title,
+                           (recognition.year if recognition else None) or download.year)
+    if state is State.REVIEW:
+        blocking = [r for r in ordered_reasons(recognition.reasons if recognition else []) if r.blocking]
         # The kind of doubt in general; the reasons below say it for this download.
         first = reason_words(blocking[0]) if blocking else ("Nothing confirmed what this is.", "")
         why = first[1] or first[0]
         more = f" (and {fmt.count(len(blocking) - 1, 'more reason')})" if len(blocking) > 1 else ""
         return Verdict("decide", "Needs your decision", why + more)
-    if state in ("done", "applying"):
-        verb = "Laid out" if state == "done" else "Laying out"
+    if state in (State.DONE, State.APPLYING):
+        verb = "Laid out" if state is State.DONE else "Laying out"
         if _applied_by_human(timeline):
             return Verdict("done", f"{verb} as you decided", title)
         return Verdict("done", f"{verb} automatically", f"{title}: a confirmed match, nothing in doubt"
                        if title else "A confirmed match, nothing in doubt")
-    if state == "recognizing":
+    if state is State.RECOGNIZING:
         return Verdict("working", "Recognizing…", "Reading the names, asking the metadata providers.")
-    if state in ("queued", "downloading"):
+    if state in (State.QUEUED, State.DOWNLOADING):
         return Verdict("working", "Downloading", "Recognition runs once the download is complete.")
-    error = download.get("error") or {}
-    if state == "failed":
-        return Verdict("problem", "Failed", str(error.get("message") or error.get("code") or ""))
-    problems = {"target_missing": "The library files are gone; the download is still there (Relink).",
-                "orphaned": "The torrent is gone from qBittorrent; the library files remain.",
-                "deleted": "Both the torrent and the library files are gone."}
+    error = download.error
+    if state is State.FAILED:
+        return Verdict("problem", "Failed", (error.message or error.code) if error else "")
+    problems = {State.TARGET_MISSING: "The library files are gone; the download is still there (Relink).",
+                State.ORPHANED: "The torrent is gone from qBittorrent; the library files remain.",
+                State.DELETED: "Both the torrent and the library files are gone."}
     if state in problems:
         return Verdict("problem", fmt.state_label(state), problems[state])
-    words = {"cancelled": "Nothing was laid out.", "reverted": "Its library files were removed."}
+    words = {State.CANCELLED: "Nothing was laid out.", State.REVERTED: "Its library files were removed."}
     return Verdict("stopped", fmt.state_label(state), words.get(state, ""))
 
 
-def preselected(recognition: Mapping[str, Any] | None) -> str | None:
+def preselected(recognition: RecognitionDetail | None) -> str | None:
     """The candidate shown as chosen when the page opens: the recommended one, else the chosen."""
-    candidates = (recognition or {}).get("candidates") or []
-    wanted = (recognition or {}).get("recommended")
+    candidates = recognition.candidates if recognition else []
+    wanted = recognition.recommended if recognition else None
     for item in candidates:
-        if wanted and item.get("id") == wanted:
+        if wanted and item.id == wanted:
             return candidate_key(item)
-    chosen = next((c for c in candidates if c.get("chosen")), None)
+    chosen = next((c for c in candidates if c.chosen), None)
     return candidate_key(chosen) if chosen else None
 
 
-def candidate_key(item: Mapping[str, Any]) -> str:
+def candidate_key(item: CandidatePayload) -> str:
     """A stable key for a candidate: its id, else provider:provider_id."""
-    return str(item.get("id") or f"{item.get('provider')}:{item.get('provider_id')}")
+    return item.id or f"{item.provider}:{item.provider_id}"
 
 
-def file_overrides(rows: Iterable[Mapping[str, Any]], edits: Mapping[str, Mapping[str, Any]]
+def file_overrides(rows: Iterable[PlanItemPayload], edits: Mapping[str, Mapping[str, Any]]
                    ) -> dict[str, dict[str, Any]] | str:
     """The per-file `overrides.files` from the table's edits, or a sentence saying what is wrong.
 
@@ -105,31 +118,31 @@ def file_overrides(rows: Iterable[Mapping[str, Any]], edits: Mapping[str, Mappin
     """
     found: dict[str, dict[str, Any]] = {}
     for row in rows:
-        source = str(row.get("source") or "")
+        source = row.source
         edit = edits.get(source)
         if not edit:
             continue
         pinned: dict[str, Any] = {}
         name = source.rsplit("/", 1)[-1]
-        role = edit.get("role", row.get("role"))
-        if role != row.get("role"):
+        role = edit.get("role", row.role)
+        if role != row.role:
             if role not in ROLES:
                 return f"{name}: choose a role"
-            pinned["role"] = role
-        season = edit.get("season", row.get("season"))
-        if season != row.get("season") and season not in (None, ""):
-            if not isinstance(season, int | float) or not 0 <= int(season) <= 1000:
-                return f"{name}: the season is a number from 0 to 1000"
+            pinned["role"] = str(role)
+        season = edit.get("season", row.season)
+        if season != row.season and season not in (None, ""):
+            if not isinstance(season, int | float) or not 0 <= int(season) <= MAX_SEASON:
+                return f"{name}: the season is a number from 0 to {MAX_SEASON}"
             pinned["season"] = int(season)
         text = edit.get("episodes")
-        if text is not None and text != fmt.episodes_text(row.get("episodes") or []):
+        if text is not None and text != fmt.episodes_text(row.episodes):
             episodes = fmt.parse_episodes(str(text))
             if episodes is None:
                 return f"{name}: episodes are numbers like 3, 3-4 or 1, 2"
             pinned["episodes"] = episodes
-            pinned.setdefault("season", int(season) if isinstance(season, int | float) else row.get("season"))
+            pinned.setdefault("season", int(season) if isinstance(season, int | float) else row.season)
         language = (edit.get("language") or "").strip()
-        if language and language != (row.get("language") or ""):
+        if language and language != (row.language or ""):
             if role not in TRACKS:
                 return f"{name}: only subtitle and audio files have a language"
             if not LANGUAGE.match(language):

@@ -206,7 +206,8 @@ class FakeWorker:
         return d
 
     def _move(self, d: DownloadPayload, state: str, **fields: Any) -> dict[str, Any]:
-        moved = d.model_copy(update={"state": state, "updated_at": NOW, **fields})
+        moved = DownloadPayload.model_validate({**d.model_dump(), "state": state, "updated_at": NOW,
+                                                **fields})
         self.put(moved, self.reviews.get(d.id) if state == "review" else None)
         return moved.model_dump(mode="json")
 
@@ -226,15 +227,18 @@ class FakeWorker:
         r = self.reviews.get(d.id)
         recognition = None
         if r is not None:
-            recognition = {"media_type": r.media_type, "title": r.title, "year": r.year, "provider": None,
+            recognition = {"id": f"r-{d.id}", "attempt_no": 1, "created_at": NOW,
+                           "media_type": r.media_type, "title": r.title, "year": r.year, "provider": None,
                            "provider_id": None, "confidence": r.confidence,
                            "recommendation": r.recommendation, "recommended": r.recommended,
                            "reasons": [x.model_dump() for x in r.reasons],
                            "candidates": [c.model_dump() for c in r.candidates],
                            "plan": [p.model_dump() for p in r.plan], "folder": FOLDER}
-        timeline = [{"at": NOW, "from": None, "to": "queued", "reason": "added", "actor": "human"},
-                    {"at": NOW, "from": "queued", "to": "review" if d.id in self.decided else d.state,
-                     "reason": "scripted", "actor": "worker"}, *self.decided.get(d.id, [])]
+        timeline = [{"id": "t1", "at": NOW, "from": None, "to": "queued", "reason": "added",
+                     "actor": "human"},
+                    {"id": "t2", "at": NOW, "from": "queued",
+                     "to": "review" if d.id in self.decided else d.state, "reason": "scripted",
+                     "actor": "worker"}, *self.decided.get(d.id, [])]
         return {"download": d.model_dump(mode="json"), "timeline": timeline, "recognition": recognition,
                 "hints": self.hints.get(d.id, []), "overrides": {},
                 "links": copy.deepcopy(self.links.get(d.id, []))}
@@ -260,11 +264,14 @@ class FakeWorker:
         d = self._get_download(body)
         self._require(d, "review", command="apply")
         target = f"/lib/movies/{FOLDER}/{FOLDER}.mkv"
-        self.links[d.id] = [{"source": f"/dl/{d.name}/movie.mkv", "target": target, "kind": "video",
+        self.links[d.id] = [{"id": "l1", "batch": "b1",
+                             "source": f"/dl/{d.name}/movie.mkv", "target": target, "kind": "video",
                              "status": "linked", "size": 1, "message": None}]
         self.decided[d.id] = [
-            {"at": NOW, "from": "review", "to": "applying", "reason": "apply", "actor": "human"},
-            {"at": NOW, "from": "applying", "to": "done", "reason": "laid out", "actor": "worker"}]
+            {"id": "t3", "at": NOW, "from": "review", "to": "applying", "reason": "apply",
+             "actor": "human"},
+            {"id": "t4", "at": NOW, "from": "applying", "to": "done", "reason": "laid out",
+             "actor": "worker"}]
         return self._move(d, "done", title="The Matrix", year=1999, settled_at=NOW)
 
     async def _refine(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -312,5 +319,6 @@ class FakeWorker:
                        != (body["provider"], body["provider_id"])]
         if len(self.titles) == before:
             raise NotFound(f"no laid-out title {body['provider']}:{body['provider_id']}")
-        return {"reverted": [], "deleted_torrents": [], "removed_folders": [], "kept_folders": [],
+        return {"provider": body["provider"], "provider_id": body["provider_id"], "reverted": [],
+                "deleted_torrents": [], "removed_folders": [], "kept_folders": [],
                 "complete": True}

@@ -6,6 +6,7 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
+from jellybit.protocol import State
 from tests.ui.responder import FakeWorker, download, review
 from tests.ui.support import eventually
 
@@ -63,7 +64,7 @@ async def test_live_update_moves_a_download_between_sections(worker: FakeWorker,
     await user.open("/")
     await user.should_see("Live.Movie.2020", retries=50)
     assert "Live.Movie.2020" in section_text(user, "Active")
-    worker.put(d.model_copy(update={"state": "done", "settled_at": "2026-01-02T03:04:05Z"}))
+    worker.put(d.model_copy(update={"state": State.DONE, "settled_at": "2026-01-02T03:04:05Z"}))
     await eventually(lambda: "Finished" in sections(user)
                      and "Live.Movie.2020" in section_text(user, "Finished"))
     assert "Active" not in sections(user)

@@ -9,6 +9,16 @@ from hypothesis import strategies as st
 
 from jellybit.core.states import ACTIVE_STATES, State, can_transition
 from jellybit.engine.commands import RETRYABLE, UNDOABLE
+from jellybit.protocol import (
+    CandidatePayload,
+    DownloadPayload,
+    PlanItemPayload,
+    ReasonPayload,
+    RecognitionDetail,
+    Role,
+    TitleGroup,
+    TransitionRow,
+)
 from tests.ui.responder import download
 from ui import format as fmt
 from ui.actions import ALLOWED, allowed
@@ -36,7 +46,7 @@ def test_ranges_round_trip(numbers: set[int]) -> None:
 
 def test_ranges_and_coverage_in_words() -> None:
     assert fmt.ranges([5, 1, 2, 3, 8, 7]) == "1–3, 5, 7–8"
-    assert coverage({"2": [1, 3], "0": [1], "1": list(range(1, 11))}) == [
+    assert coverage({2: [1, 3], 0: [1], 1: list(range(1, 11))}) == [
         "Specials: episode 1 (1)", "Season 1: episodes 1–10 (10)", "Season 2: episodes 1, 3 (2)"]
 
 
@@ -56,9 +66,9 @@ def test_sizes_speeds_durations_and_times() -> None:
 
 
 def test_action_rules_match_the_state_machine() -> None:
-    assert ALLOWED["undo"] == {s.value for s in UNDOABLE}
-    assert ALLOWED["retry"] == {s.value for s in RETRYABLE}
-    assert ALLOWED["cancel"] == {s.value for s in ACTIVE_STATES}
+    assert ALLOWED["undo"] == set(UNDOABLE)
+    assert ALLOWED["retry"] == set(RETRYABLE)
+    assert ALLOWED["cancel"] == set(ACTIVE_STATES)
     targets = (("apply", State.APPLYING), ("reject", State.CANCELLED), ("refine", State.RECOGNIZING),
                ("relink", State.APPLYING))
     for action, target in targets:
@@ -102,13 +112,19 @@ def test_counts_use_the_singular_for_one() -> None:
     assert [fmt.count(n, "file") for n in (0, 1, 2)] == ["0 files", "1 file", "2 files"]
 
 
+def candidate(**fields: object) -> CandidatePayload:
+    return CandidatePayload.model_validate({"provider": "tmdb", "provider_id": "1", "title": "Shameless",
+                                            **fields})
+
+
 def test_a_candidate_card_says_what_tells_the_work_apart() -> None:
     us = {"first_year": 2011, "last_year": 2021, "country": "US", "network": "Showtime", "season_count": 11}
-    assert work_line(us) == "2011–2021 · US · Showtime · 11 seasons"
-    assert work_line({**us, "episode_count": 134}) == "2011–2021 · US · Showtime · 11 seasons · 134 episodes"
-    assert work_line({"first_year": 1990, "last_year": 1990, "country": "GB", "season_count": 1}) == (
+    assert work_line(candidate(**us)) == "2011–2021 · US · Showtime · 11 seasons"
+    assert work_line(candidate(**us, episode_count=134)) == (
+        "2011–2021 · US · Showtime · 11 seasons · 134 episodes")
+    assert work_line(candidate(first_year=1990, last_year=1990, country="GB", season_count=1)) == (
         "1990 · GB · 1 season")
-    assert work_line({}) == ""
+    assert work_line(candidate()) == ""
 
 
 @given(st.sets(st.integers(min_value=0, max_value=2000), max_size=50))
@@ -133,46 +149,58 @@ def test_episode_boxes_in_words() -> None:
 
 
 def test_reasons_blocking_first_then_by_weight_in_sentences() -> None:
-    notes = [{"code": "year_unknown", "message": "the release gives no year", "weight": 0.05},
-             {"code": "context_read", "message": "from your context: country US", "weight": 0.0},
-             {"code": "small_margin", "message": "TMDB's best match is only 0.02 ahead", "weight": 0.15,
-              "blocking": True, "meaning": "the runner-up is nearly as good as the best candidate"}]
-    assert [r["code"] for r in ordered_reasons(notes)] == ["small_margin", "year_unknown", "context_read"]
+    notes = [ReasonPayload.model_validate(r) for r in (
+        {"code": "year_unknown", "message": "the release gives no year", "weight": 0.05},
+        {"code": "context_read", "message": "from your context: country US", "weight": 0.0},
+        {"code": "small_margin", "message": "TMDB's best match is only 0.02 ahead", "weight": 0.15,
+         "blocking": True, "meaning": "the runner-up is nearly as good as the best candidate"})]
+    assert [r.code for r in ordered_reasons(notes)] == ["small_margin", "year_unknown", "context_read"]
     assert reason_words(notes[2]) == ("TMDB's best match is only 0.02 ahead",
                                       "The runner-up is nearly as good as the best candidate")
-    assert reason_words({"code": "odd_code", "message": ""}) == ("odd code", "")
+    assert reason_words(ReasonPayload(code="odd_code", message="")) == ("odd code", "")
+
+
+def recognition(**fields: object) -> RecognitionDetail:
+    return RecognitionDetail.model_validate({"id": "r1", "attempt_no": 1, **fields})
+
+
+def timeline(*steps: tuple[str, str]) -> list[TransitionRow]:
+    return [TransitionRow.model_validate({"id": str(n), "at": "2026-01-01T00:00:00Z", "to": to,
+                                          "actor": actor}) for n, (to, actor) in enumerate(steps)]
 
 
 def test_the_verdict_never_contradicts_the_state() -> None:
-    rec = {"title": "The Matrix", "year": 1999, "confidence": 0.85, "reasons": [
-        {"code": "small_margin", "message": "only 0.00 ahead", "blocking": True, "weight": 0.15},
-        {"code": "context_unused", "message": "words unused", "blocking": True, "weight": 0.0}]}
-    asked = verdict({"state": "review"}, rec)
+    reasons = [{"code": "small_margin", "message": "only 0.00 ahead", "blocking": True, "weight": 0.15},
+               {"code": "context_unused", "message": "words unused", "blocking": True, "weight": 0.0}]
+    rec = recognition(title="The Matrix", year=1999, confidence=0.85, reasons=reasons)
+    asked = verdict(download(state="review"), rec)
     assert (asked.tone, asked.headline, asked.detail) == ("decide", "Needs your decision",
                                                           "Only 0.00 ahead (and 1 more reason)")
-    rec["reasons"][0]["meaning"] = "the runner-up is nearly as good as the best candidate"
-    assert verdict({"state": "review"}, rec).detail == (
+    reasons[0]["meaning"] = "the runner-up is nearly as good as the best candidate"
+    rec = recognition(title="The Matrix", year=1999, confidence=0.85, reasons=reasons)
+    assert verdict(download(state="review"), rec).detail == (
         "The runner-up is nearly as good as the best candidate (and 1 more reason)")
-    human = [{"to": "review", "actor": "worker"}, {"to": "applying", "actor": "human"}, {"to": "done"}]
-    assert verdict({"state": "done"}, rec, human).headline == "Laid out as you decided"
-    automatic = [{"to": "applying", "actor": "worker"}, {"to": "done"}]
-    assert verdict({"state": "done"}, rec, automatic).headline == "Laid out automatically"
-    assert verdict({"state": "failed", "error": {"code": "layout_io", "message": "disk full"}}, rec).detail \
-        == "disk full"
-    assert verdict({"state": "downloading"}, None).tone == "working"
+    human = timeline(("review", "worker"), ("applying", "human"), ("done", "worker"))
+    assert verdict(download(state="done"), rec, human).headline == "Laid out as you decided"
+    automatic = timeline(("applying", "worker"), ("done", "worker"))
+    assert verdict(download(state="done"), rec, automatic).headline == "Laid out automatically"
+    failed = DownloadPayload.model_validate({**download(state="failed").model_dump(),
+                                             "error": {"code": "layout_io", "message": "disk full"}})
+    assert verdict(failed, rec).detail == "disk full"
+    assert verdict(download(state="downloading"), None).tone == "working"
 
 
 def test_the_recommended_candidate_is_preselected() -> None:
-    rec = {"recommended": "c2", "candidates": [{"id": "c1", "chosen": True}, {"id": "c2"}]}
+    rec = recognition(recommended="c2", candidates=[candidate(id="c1", chosen=True), candidate(id="c2")])
     assert preselected(rec) == "c2"
-    assert preselected({"candidates": [{"id": "c1", "chosen": True}]}) == "c1"
-    assert preselected({"candidates": [{"provider": "tmdb", "provider_id": "1"}]}) is None
+    assert preselected(recognition(candidates=[candidate(id="c1", chosen=True)])) == "c1"
+    assert preselected(recognition(candidates=[candidate()])) is None
 
 
 def test_file_corrections_pin_only_what_changed() -> None:
-    rows = [{"source": "S/e1.mkv", "role": "video", "season": 1, "episodes": [1]},
-            {"source": "S/e2.mkv", "role": "video", "season": 1, "episodes": [2]},
-            {"source": "S/e1.srt", "role": "subtitle", "language": None}]
+    rows = [PlanItemPayload(source="S/e1.mkv", role=Role.VIDEO, season=1, episodes=[1]),
+            PlanItemPayload(source="S/e2.mkv", role=Role.VIDEO, season=1, episodes=[2]),
+            PlanItemPayload(source="S/e1.srt", role=Role.SUBTITLE, language=None)]
     edits = {"S/e1.mkv": {"episodes": "1", "season": 1, "role": "video"},    # unchanged
              "S/e2.mkv": {"episodes": "2-3", "season": 2},
              "S/e1.srt": {"language": "pt-BR"}}
@@ -188,8 +216,9 @@ def test_file_corrections_pin_only_what_changed() -> None:
 
 
 def test_titles_sort_alphabetically_then_by_year() -> None:
-    groups = [{"title": "fargo", "year": 2014}, {"title": "Alias"}, {"title": "Fargo", "year": 1996}]
-    assert [(g["title"], g.get("year")) for g in sorted(groups, key=title_order)] == [
+    groups = [TitleGroup(provider="tmdb", provider_id=str(n), **fields) for n, fields in enumerate(
+        ({"title": "fargo", "year": 2014}, {"title": "Alias"}, {"title": "Fargo", "year": 1996}))]
+    assert [(g.title, g.year) for g in sorted(groups, key=title_order)] == [
         ("Alias", None), ("Fargo", 1996), ("fargo", 2014)]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from nicegui import events, ui
 
-from jellybit.protocol import MAX_CONTEXT_LENGTH, Command
+from jellybit.protocol import MAX_CONTEXT_CHARS, Command
 from ui.actions import call, show_error
 from ui.frame import WRAP, frame
 from ui.live import Live
@@ -72,7 +72,7 @@ def register(live: Live, *, login: bool, max_torrent_bytes: int) -> None:
                 ui.textarea("Context (optional)",
                             placeholder="What is it? e.g. “second season of the Danish version, Russian dub”",
                             ).bind_value(form, "context").classes("w-full").props(
-                    f"outlined autogrow maxlength={MAX_CONTEXT_LENGTH} counter")
+                    f"outlined autogrow maxlength={MAX_CONTEXT_CHARS} counter")
 
                 async def submit(e: events.ClickEventArguments) -> None:
                     payload = add_payload(form)
@@ -82,8 +82,8 @@ def register(live: Live, *, login: bool, max_torrent_bytes: int) -> None:
                     data = await call(live, Command.ADD, payload, button=e.sender)
                     if data is None:
                         return
-                    how = "new" if data.get("created") else "joined"
-                    ui.navigate.to(f"/download/{data['id']}?added={how}")
+                    how = "new" if data.created else "joined"
+                    ui.navigate.to(f"/download/{data.id}?added={how}")
 
                 ui.button("Add", icon="add", on_click=submit).props("color=primary").mark("add").classes(
                     "self-end")

@@ -7,7 +7,17 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.protocol import Command
+from jellybit.protocol import (
+    MAX_HINT_CHARS,
+    CandidatePayload,
+    Command,
+    DownloadDetail,
+    DownloadPayload,
+    MediaType,
+    PlanItemPayload,
+    RecognitionDetail,
+    State,
+)
 from ui import format as fmt
 from ui import review
 from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
@@ -36,7 +46,7 @@ class DetailView:
     def __init__(self, live: Live, download_id: str) -> None:
         self.live = live
         self.id = download_id
-        self.data: dict[str, Any] | None = None
+        self.data: DownloadDetail | None = None
         self.error: str | None = None
         self.missing = False
         self.form: dict[str, Any] = {"media_type": None, "title": "", "year": None, "season": None,
@@ -45,22 +55,31 @@ class DetailView:
         self.file_edits: dict[str, dict[str, Any]] = {}   # source -> the table's corrections
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
-        self._body_state = ""                    # the state the body was last rendered for
+        self._body_state: State | None = None    # the state the body was last rendered for
 
     # ------------------------------------------------------------ data
 
     @property
-    def download(self) -> dict[str, Any]:
+    def download(self) -> DownloadPayload | None:
         """The freshest download payload: the live retained one, else the one from `get`."""
         live = self.live.downloads.get(self.id)
         if live is not None:
-            return live.model_dump(mode="json")
-        return (self.data or {}).get("download") or {}
+            return live
+        return self.data.download if self.data is not None else None
 
     @property
-    def state(self) -> str:
-        """The download's current state ('' while unknown)."""
-        return str(self.download.get("state") or "")
+    def state(self) -> State | None:
+        """The download's current state (None while unknown)."""
+        return self.download.state if self.download is not None else None
+
+    @property
+    def recognition(self) -> RecognitionDetail | None:
+        """The current recognition from the last `get`."""
+        return self.data.recognition if self.data is not None else None
+
+    def plan(self) -> list[PlanItemPayload]:
+        """The current recognition's plan rows ([] before one)."""
+        return self.recognition.plan if self.recognition is not None else []
 
     async def fetch(self, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
         """Ask the worker for the full detail."""
@@ -72,26 +91,27 @@ class DetailView:
             self.missing = exc.code == "not_found"
             self.error = exc.message
             return
-        recognition = self.data.get("recognition") or {}
-        candidates = recognition.get("candidates") or []
-        chosen = next((c for c in candidates if c.get("chosen")), None)
+        recognition = self.recognition
+        candidates = recognition.candidates if recognition else []
+        chosen = next((c for c in candidates if c.chosen), None)
         keys = {review.candidate_key(c) for c in candidates}
         # A new recognition has new candidates: the old pick no longer exists (the recommended one is
         # preselected); outside review the worker's choice is the one to show.
-        if self.state != "review":
+        if self.state is not State.REVIEW:
             self.selected = review.candidate_key(chosen) if chosen is not None else None
         elif self.selected not in keys:
             self.selected = review.preselected(recognition)
-        sources = {row.get("source") for row in recognition.get("plan") or []}
+        sources = {row.source for row in self.plan()}
         self.file_edits = {k: v for k, v in self.file_edits.items() if k in sources}
         self._seen = self._fingerprint()
 
     def _fingerprint(self) -> tuple[Any, ...]:
         d = self.download
         review = self.live.reviews.get(self.id)
-        return (d.get("state"), d.get("settled_at"), d.get("title"), d.get("target_folder"),
-                d.get("defer_until"), review.requested_at if review else None,
-                len(review.hints) if review else 0)
+        if d is None:
+            return (None, review.requested_at if review else None, len(review.hints) if review else 0)
+        return (d.state, d.settled_at, d.title, d.target_folder, d.defer_until,
+                review.requested_at if review else None, len(review.hints) if review else 0)
 
     def stale(self) -> bool:
         """Tell whether the live state moved on since the last `get` (a refetch is due)."""
@@ -99,35 +119,34 @@ class DetailView:
 
     # ------------------------------------------------------------ the human's choices
 
-    def choose(self, candidate: dict[str, Any]) -> None:
+    def choose(self, candidate: CandidatePayload) -> None:
         """Select a candidate for apply."""
         self.selected = review.candidate_key(candidate)
-        notify(f"Chosen: {fmt.title_line(candidate.get('title'), candidate.get('year'))}. "
+        notify(f"Chosen: {fmt.title_line(candidate.title, candidate.year)}. "
                "Press Apply to lay it out.")
         self.refresh()
 
-    def selected_candidate(self) -> dict[str, Any] | None:
+    def selected_candidate(self) -> CandidatePayload | None:
         """The candidate the human picked (or the worker's choice)."""
-        recognition = (self.data or {}).get("recognition") or {}
-        return next((c for c in recognition.get("candidates") or []
+        recognition = self.recognition
+        return next((c for c in (recognition.candidates if recognition else [])
                      if review.candidate_key(c) == self.selected), None)
 
     def apply_payload(self) -> dict[str, Any] | str:
         """The `apply` request from the chosen candidate, the fields and the file table; or what is wrong."""
         payload: dict[str, Any] = {"id": self.id}
-        rows = ((self.data or {}).get("recognition") or {}).get("plan") or []
-        files = review.file_overrides(rows, self.file_edits)
+        files = review.file_overrides(self.plan(), self.file_edits)
         if isinstance(files, str):
             return files
         overrides: dict[str, Any] = {}
         candidate = self.selected_candidate()
         if candidate is not None:
-            if candidate.get("id"):
-                payload["candidate_id"] = candidate["id"]
+            if candidate.id:
+                payload["candidate_id"] = candidate.id
             else:
-                overrides.update(provider=candidate.get("provider"), provider_id=candidate.get("provider_id"))
+                overrides.update(provider=str(candidate.provider), provider_id=candidate.provider_id)
         form = self.form
-        if form["media_type"] in ("movie", "series"):
+        if form["media_type"] in tuple(MediaType):
             overrides["media_type"] = form["media_type"]
         if (form["title"] or "").strip():
             overrides["title"] = form["title"].strip()
@@ -174,44 +193,45 @@ class DetailView:
     @ui.refreshable_method
     def _header(self) -> None:
         download = self.download
-        if not download:
+        if download is None:
             with sections.section("Not available"):
                 ui.label(self.error or "The worker has not answered yet.").classes("text-sm").style(WRAP)
                 ui.button("Try again", icon="refresh", on_click=self.reload)
             return
         state = self.state
         live = self.live.downloads.get(self.id)
-        torrent = (lambda: progress_line(live)) if live is not None and state in ("queued", "downloading") \
-            else None
+        torrent = (lambda: progress_line(live)) if live is not None and state in (State.QUEUED,
+                                                                                  State.DOWNLOADING) else None
         with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Download"):
             sections.header(download, torrent)
 
     @ui.refreshable_method
     def _body(self) -> None:
         state = self._body_state = self.state
-        if not self.download:
+        download = self.download
+        if download is None:
             return
         if self.error and self.data is not None:
             ui.label(f"Could not refresh: {self.error}").classes("text-sm text-negative")
-        data = self.data or {}
-        recognition = data.get("recognition")
+        data = self.data
+        recognition = self.recognition
         deciding = allowed("apply", state)
-        review_sections.decision(review.verdict(self.download, recognition, data.get("timeline") or []),
+        review_sections.decision(review.verdict(download, recognition, data.timeline if data else []),
                                  recognition, state)
-        if recognition:
-            items = recognition.get("candidates") or []
+        if recognition is not None:
+            items = recognition.candidates
             if items or deciding:
-                review_sections.candidates(items, self.selected, recognition.get("recommended"), self.choose,
+                review_sections.candidates(items, self.selected, recognition.recommended, self.choose,
                                            self.apply, can_choose=deciding)
             if deciding:
                 self._overrides()
-            review_sections.file_table(recognition.get("plan") or [], self.file_edits,
-                                       recognition.get("folder"), editable=deciding)
-        if self.data is not None:
-            self._hints(data.get("hints") or [], state)
-            if data.get("links"):
-                sections.links(data["links"])
-            sections.timeline(data.get("timeline") or [])
+            review_sections.file_table(recognition.plan, self.file_edits, recognition.folder,
+                                       editable=deciding)
+        if data is not None:
+            self._hints(data.hints, state)
+            if data.links:
+                sections.links(data.links)
+            sections.timeline(data.timeline)
             sections.details(data)
 
     def _actions(self) -> None:
@@ -252,7 +272,8 @@ class DetailView:
 
     def _update_actions(self) -> None:
         state = self.state
-        self._toolbar.set_visibility(bool(self.download) and any(allowed(c, state) for c in self._buttons))
+        shown = self.download is not None and any(allowed(c, state) for c in self._buttons)
+        self._toolbar.set_visibility(shown)
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
                 button.set_enabled(allowed(command, state))
@@ -276,7 +297,7 @@ class DetailView:
                 ui.label("Filled fields override what was recognized when you press Apply.").classes(
                     "text-xs text-muted")
 
-    def _hints(self, hints: list[str], state: str) -> None:
+    def _hints(self, hints: list[str], state: State | None) -> None:
         with sections.section("Hints"):
             if hints:
                 for hint in hints:
@@ -287,7 +308,7 @@ class DetailView:
             if allowed("refine", state):
                 with ui.row().classes("w-full gap-2 items-end"):
                     ui.input("Add a hint").mark("hint").bind_value(self.form, "hint").classes("grow").props(
-                        "outlined dense maxlength=2000").style("min-width:12rem")
+                        f"outlined dense maxlength={MAX_HINT_CHARS}").style("min-width:12rem")
                     ui.button("Recognize again", icon="psychology",
                               on_click=lambda e: self.refine(e.sender)).props(
                         "aria-label='Add the hint and recognize again'").mark("refine")

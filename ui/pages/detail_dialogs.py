@@ -40,7 +40,7 @@ def ask_reject(self: DetailView) -> None:
 
 def ask_undo(self: DetailView) -> None:
     """Confirm an undo, listing the library files it removes."""
-    targets = sections.live_link_targets((self.data or {}).get("links") or [])
+    targets = sections.live_link_targets(self.data.links if self.data else [])
     with self._dialog_host():
         dialog, body, button = confirm_dialog("Undo this download?", confirm_label="Undo", danger=True)
     with body:
@@ -59,11 +59,10 @@ def ask_undo(self: DetailView) -> None:
         data = await call(self.live, Command.UNDO, {"id": self.id}, button=button)
         dialog.close()
         if data is not None:
-            removed, refused = data.get("removed") or [], data.get("refused") or []
+            removed, refused = data.removed, data.refused
             text = f"Undone: {len(removed)} file(s) removed from the library."
             if refused:
-                text += f" {len(refused)} kept: " + "; ".join(
-                    f"{r.get('path')} ({r.get('why')})" if isinstance(r, dict) else str(r) for r in refused)
+                text += f" {len(refused)} kept: " + "; ".join(f"{r.path} ({r.why})" for r in refused)
             notify(text, kind="positive" if not refused else "warning")
         await self._after(data)
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 from nicegui import ui
 
+from jellybit.protocol import DownloadDetail, DownloadPayload, LinkRow, LinkStatus, MediaType, TransitionRow
 from ui import format as fmt
 from ui.cards import state_badge
 from ui.frame import WRAP
 
-LIVE_LINKS = ("linked", "copied", "exists")
+LIVE_LINKS = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
 
 
 def section(title: str) -> ui.card:
@@ -41,14 +40,15 @@ def _provider_url(provider: str, provider_id: str | None, media_type: str | None
     if not provider_id:
         return None
     return {
-        "tmdb": f"https://www.themoviedb.org/{'tv' if media_type == 'series' else 'movie'}/{provider_id}",
+        "tmdb": f"https://www.themoviedb.org/{'tv' if media_type == MediaType.SERIES else 'movie'}/"
+                f"{provider_id}",
         "tvdb": f"https://thetvdb.com/dereferrer/series/{provider_id}",
         "imdb": f"https://www.imdb.com/title/{provider_id}/",
         "tvmaze": f"https://www.tvmaze.com/shows/{provider_id}",
     }.get(provider)
 
 
-def links(rows: list[dict[str, Any]]) -> None:
+def links(rows: list[LinkRow]) -> None:
     """The library files this download laid (what undo removes)."""
     with section("Library files"):
         if not rows:
@@ -56,20 +56,20 @@ def links(rows: list[dict[str, Any]]) -> None:
             return
         for row in rows:
             with ui.row().classes("w-full items-start gap-2 no-wrap py-1"):
-                mark = fmt.MARKS.get(row.get("status") or "", (row.get("status") or "", "grey-7"))
+                mark = fmt.MARKS.get(row.status, (row.status, "grey-7"))
                 ui.badge(mark[0], color=mark[1])
                 with ui.column().classes("gap-0").style("min-width:0"):
-                    ui.label(row.get("target") or "").classes("text-sm font-mono").style(WRAP)
-                    if row.get("message"):
-                        ui.label(row["message"]).classes("text-xs text-warning-strong").style(WRAP)
+                    ui.label(row.target).classes("text-sm font-mono").style(WRAP)
+                    if row.message:
+                        ui.label(row.message).classes("text-xs text-warning-strong").style(WRAP)
 
 
-def live_link_targets(rows: list[dict[str, Any]]) -> list[str]:
+def live_link_targets(rows: list[LinkRow]) -> list[str]:
     """The targets that are still in the library (undo would remove these)."""
-    return [r.get("target") or "" for r in rows if r.get("status") in LIVE_LINKS]
+    return [r.target for r in rows if r.status in LIVE_LINKS]
 
 
-def timeline(rows: list[dict[str, Any]]) -> None:
+def timeline(rows: list[TransitionRow]) -> None:
     """State transitions, newest first."""
     with section("Timeline"):
         if not rows:
@@ -77,55 +77,53 @@ def timeline(rows: list[dict[str, Any]]) -> None:
             return
         with ui.timeline(side="right").classes("w-full"):
             for row in reversed(rows):
-                to = row.get("to") or ""
-                came = f"{fmt.state_label(row['from'])} → " if row.get("from") else ""
-                ui.timeline_entry(row.get("reason") or "", title=f"{came}{fmt.state_label(to)}",
-                                  subtitle=f"{fmt.stamp(row.get('at'))} · by {row.get('actor') or 'worker'}",
-                                  color=fmt.state_color(to))
+                came = f"{fmt.state_label(row.from_)} → " if row.from_ else ""
+                ui.timeline_entry(row.reason or "", title=f"{came}{fmt.state_label(row.to)}",
+                                  subtitle=f"{fmt.stamp(row.at)} · by {row.actor}",
+                                  color=fmt.state_color(row.to))
 
 
-def details(data: dict[str, Any]) -> None:
+def details(data: DownloadDetail) -> None:
     """The raw answer, for the curious, folded away."""
     with ui.expansion("Details (raw data)", icon="data_object").classes("w-full").props(
             "dense aria-label='Details (raw data)'"):
-        ui.code(json.dumps(data, indent=2, ensure_ascii=False), language="json").classes("w-full text-xs")
+        ui.code(data.model_dump_json(indent=2, by_alias=True, exclude_unset=True), language="json").classes(
+            "w-full text-xs")
 
 
-def header(download: dict[str, Any], torrent: Callable[[], None] | None = None) -> None:
+def header(download: DownloadPayload, torrent: Callable[[], None] | None = None) -> None:
     """Poster, the recognized title as the headline and the release name under it, state, context."""
-    title = fmt.title_line(download.get("title"), download.get("year"))
-    name = download.get("name") or download.get("id", "")
+    title = fmt.title_line(download.title, download.year)
+    name = download.name or download.id
     with ui.row().classes("w-full items-start no-wrap gap-3"):
-        if download.get("poster_url"):
-            ui.image(download["poster_url"]).classes("w-16 shrink-0 rounded").style("aspect-ratio:2/3").props(
+        if download.poster_url:
+            ui.image(download.poster_url).classes("w-16 shrink-0 rounded").style("aspect-ratio:2/3").props(
                 f"alt='Poster of {title or name}' fit=cover no-transition")
         with ui.column().classes("gap-1 grow").style("min-width:0"):
             with ui.row().classes("w-full items-start justify-between no-wrap gap-2"):
                 ui.label(title or name).classes("text-h6").style(WRAP).props("data-testid=headline")
-                state_badge(download.get("state", ""))
+                state_badge(download.state)
             if title:
                 ui.label(name).classes("text-sm font-mono text-muted").style(WRAP).props(
                     "data-testid=release-name")
-            kind = {"movie": "Film", "series": "Series"}.get(download.get("media_type") or "")
+            kind = {MediaType.MOVIE: "Film", MediaType.SERIES: "Series"}.get(download.media_type)
             links = [kind] if kind else []
             with ui.row().classes("items-center gap-2"):
                 for part in links:
                     ui.label(part).classes("text-sm")
-                provider_link(download.get("provider"), download.get("provider_id"), None,
-                              download.get("media_type"))
+                provider_link(download.provider, download.provider_id, None, download.media_type)
             if torrent is not None:
                 torrent()
-    if download.get("context"):
-        ui.label(f"Context: {download['context']}").classes("text-sm italic").style(WRAP)
-    if download.get("target_folder"):
-        ui.label(f"Folder: {download['target_folder']}").classes("text-sm text-muted").style(WRAP)
-    error = download.get("error")
+    if download.context:
+        ui.label(f"Context: {download.context}").classes("text-sm italic").style(WRAP)
+    if download.target_folder:
+        ui.label(f"Folder: {download.target_folder}").classes("text-sm text-muted").style(WRAP)
+    error = download.error
     if error:
-        ui.label(f"Failed: {error.get('message') or error.get('code')}").classes(
-            "text-negative text-sm").style(WRAP)
-    for warning in download.get("warnings") or []:
+        ui.label(f"Failed: {error.message or error.code}").classes("text-negative text-sm").style(WRAP)
+    for warning in download.warnings:
         ui.label(warning).classes("text-warning-strong text-sm").style(WRAP)
-    if download.get("defer_until"):
-        ui.label(f"Deferred until {fmt.stamp(download['defer_until'])}").classes("text-sm")
-    ui.label(f"Added {fmt.stamp(download.get('created_at'))} · id {download.get('id')}").classes(
+    if download.defer_until:
+        ui.label(f"Deferred until {fmt.stamp(download.defer_until)}").classes("text-sm")
+    ui.label(f"Added {fmt.stamp(download.created_at)} · id {download.id}").classes(
         "text-xs text-muted").style(WRAP)

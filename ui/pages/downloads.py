@@ -9,7 +9,7 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.protocol import Command, DownloadPayload
+from jellybit.protocol import Command, DownloadPayload, State
 from ui.actions import call
 from ui.cards import download_card
 from ui.frame import frame
@@ -17,12 +17,12 @@ from ui.live import Live
 
 PAGE_SIZE = 30
 # filter key -> (label, states; None = every state)
-GROUPS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+GROUPS: dict[str, tuple[str, tuple[State, ...] | None]] = {
     "all": ("All", None),
-    "review": ("Needs review", ("review",)),
-    "active": ("Active", ("queued", "downloading", "recognizing", "applying")),
-    "problems": ("Needs attention", ("failed", "target_missing", "orphaned", "deleted")),
-    "finished": ("Finished", ("done", "cancelled", "reverted")),
+    "review": ("Needs review", (State.REVIEW,)),
+    "active": ("Active", (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING, State.APPLYING)),
+    "problems": ("Needs attention", (State.FAILED, State.TARGET_MISSING, State.ORPHANED, State.DELETED)),
+    "finished": ("Finished", (State.DONE, State.CANCELLED, State.REVERTED)),
 }
 SECTIONS = ("review", "active", "problems", "finished")
 EMPTY = {"review": "Nothing waits for a decision.", "active": "Nothing is downloading or being processed.",
@@ -77,7 +77,7 @@ class Listing:
         self.failed = ""
 
     @property
-    def states(self) -> tuple[str, ...] | None:
+    def states(self) -> tuple[State, ...] | None:
         """The states of the chosen filter (None = all)."""
         return GROUPS[self.group][1]
 
@@ -97,7 +97,7 @@ class Listing:
         """Ask the worker for the next page of history under the current filter."""
         payload: dict[str, Any] = {"limit": PAGE_SIZE, "offset": self.offset}
         if self.states:
-            payload["states"] = list(self.states)
+            payload["states"] = [s.value for s in self.states]
         if self.text.strip():
             payload["text"] = self.text.strip()
         self.loading = True
@@ -109,11 +109,10 @@ class Listing:
             self.failed = "Could not load the older downloads; they load again when the worker answers."
             return
         self.failed = ""
-        for item in data.get("items", []):
-            parsed = DownloadPayload.model_validate(item)
-            self.loaded[parsed.id] = parsed
-        self.total = int(data.get("total", 0))
-        self.offset = int(data.get("offset", self.offset)) + len(data.get("items", []))
+        for item in data.items:
+            self.loaded[item.id] = item
+        self.total = data.total
+        self.offset = data.offset + len(data.items)
 
     @property
     def more(self) -> bool:

@@ -8,6 +8,17 @@ from typing import Any
 
 from nicegui import ui
 
+from jellybit.protocol import (
+    MAX_SEASON,
+    CandidatePayload,
+    EvidencePayload,
+    MediaType,
+    PlanItemPayload,
+    ReasonPayload,
+    RecognitionDetail,
+    Role,
+    State,
+)
 from ui import format as fmt
 from ui import review
 from ui.frame import WRAP
@@ -23,10 +34,10 @@ EVIDENCE = {"match": ("check", "positive", "agrees"), "mismatch": ("close", "neg
 MAX_ROWS = 400          # files shown in the table; a bigger pack is corrected over the CLI or MQTT
 
 
-def decision(verdict: review.Verdict, rec: dict[str, Any] | None, state: str) -> None:
+def decision(verdict: review.Verdict, rec: RecognitionDetail | None, state: State | None) -> None:
     """The verdict first, then the reasons in words (blocking ones first), then the match score."""
     icon, colour, _ = TONES.get(verdict.tone, TONES["stopped"])
-    reasons = review.ordered_reasons((rec or {}).get("reasons") or [])
+    reasons = review.ordered_reasons(rec.reasons if rec else [])
     with ui.card().classes("w-full gap-2 p-4").props(f"flat bordered data-section=Decision "
                                                      f"data-verdict={verdict.tone}"):
         with ui.row().classes("items-center gap-2 no-wrap"):
@@ -36,27 +47,27 @@ def decision(verdict: review.Verdict, rec: dict[str, Any] | None, state: str) ->
             ui.label(verdict.detail).classes("text-body1").style(WRAP)
         if not reasons:
             return
-        if state != "review":
+        if state is not State.REVIEW:
             # Once decided, the doubts of the recognition are history: folded away, not a verdict.
             with ui.expansion(f"What the recognition noted ({len(reasons)})", icon="notes").classes(
                     "w-full").props("dense"):
                 _reasons(reasons, decided=True)
         else:
             _reasons(reasons, decided=False, said=verdict.detail)
-        confidence = (rec or {}).get("confidence")
+        confidence = rec.confidence if rec else None
         if confidence is not None:
             ui.label(f"Match score {fmt.percent(confidence)}: how well the best candidate fits the names; "
                      "the reasons above decide.").classes("text-xs text-muted").style(WRAP)
 
 
-def _reasons(reasons: list[Any], *, decided: bool, said: str = "") -> None:
+def _reasons(reasons: list[ReasonPayload], *, decided: bool, said: str = "") -> None:
     with ui.column().classes("gap-2 w-full").props("role=list"):
         for reason in reasons:
-            blocking = bool(reason.get("blocking")) and not decided
+            blocking = reason.blocking and not decided
             words, meaning = review.reason_words(reason)
             meaning = "" if meaning and said.startswith(meaning) else meaning   # the verdict said it
             with ui.row().classes("items-start gap-2 no-wrap w-full").props(
-                    f"role=listitem data-reason={reason.get('code')}"):
+                    f"role=listitem data-reason={reason.code}"):
                 ui.badge("Blocks" if blocking else "Note",
                          color="negative" if blocking else "grey-8").classes("mt-1 shrink-0")
                 with ui.column().classes("gap-0").style("min-width:0"):
@@ -65,19 +76,19 @@ def _reasons(reasons: list[Any], *, decided: bool, said: str = "") -> None:
                         ui.label(meaning).classes("text-xs text-muted").style(WRAP)
 
 
-def work_line(item: dict[str, Any]) -> str:
+def work_line(item: CandidatePayload) -> str:
     """`2011–2021 · US · Showtime · 11 seasons · 134 episodes`: what tells a work from another of its name."""
-    first, last = item.get("first_year") or item.get("year"), item.get("last_year")
+    first, last = item.first_year or item.year, item.last_year
     years = f"{first}–{last}" if first and last and last != first else str(first or "")
-    seasons, episodes = item.get("season_count"), item.get("episode_count")
-    parts = [years, item.get("country") or "", item.get("network") or "",
+    seasons, episodes = item.season_count, item.episode_count
+    parts = [years, item.country or "", item.network or "",
              fmt.count(seasons, "season") if seasons else "",
              fmt.count(episodes, "episode") if episodes else ""]
     return " · ".join(str(p) for p in parts if p)
 
 
-def candidates(items: list[dict[str, Any]], selected: str | None, recommended: str | None,
-               choose: Callable[[dict[str, Any]], None], apply: Callable[[ui.button], Any], *,
+def candidates(items: list[CandidatePayload], selected: str | None, recommended: str | None,
+               choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
                can_choose: bool) -> None:
     """One card per candidate work; the selected one carries Apply."""
     with section("Which is it?" if can_choose else "Candidates"):
@@ -90,33 +101,34 @@ def candidates(items: list[dict[str, Any]], selected: str | None, recommended: s
                        can_choose=can_choose)
 
 
-def _candidate(item: dict[str, Any], key: str, selected: str | None, recommended: str | None,
-               choose: Callable[[dict[str, Any]], None], apply: Callable[[ui.button], Any], *,
+def _candidate(item: CandidatePayload, key: str, selected: str | None, recommended: str | None,
+               choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
                can_choose: bool) -> None:
     picked = key == selected
-    name = fmt.title_line(item.get("title"), item.get("first_year") or item.get("year"))
+    name = fmt.title_line(item.title, item.first_year or item.year)
     card = ui.card().classes("w-full gap-2 p-3").props(f"flat bordered data-candidate='{key}'")
     if picked:
         card.classes("ring-2 ring-primary")
     with card, ui.row().classes("w-full gap-3 no-wrap items-start"):
-        _poster(item.get("poster_url"), name, "w-16 sm:w-24")
+        _poster(item.poster_url, name, "w-16 sm:w-24")
         with ui.column().classes("gap-1 grow").style("min-width:0"):
             with ui.row().classes("items-center gap-2"):
                 ui.label(name).classes("text-subtitle1 font-medium").style(WRAP)
-                if item.get("id") and item.get("id") == recommended:
+                if item.id and item.id == recommended:
                     ui.badge("Recommended", color="indigo-8").props("data-testid=recommended")
-            original = item.get("original_title")
-            kind = {"movie": "film", "series": "series"}.get(item.get("media_type") or "", "")
-            second = " · ".join(p for p in (original if original and original != item.get("title") else "",
+            original = item.original_title
+            kind = {MediaType.MOVIE: "film", MediaType.SERIES: "series"}.get(item.media_type, "") \
+                if item.media_type else ""
+            second = " · ".join(p for p in (original if original and original != item.title else "",
                                              kind) if p)
             if second:
                 ui.label(second).classes("text-sm text-muted").style(WRAP)
             described = work_line(item)
             if described:
                 ui.label(described).classes("text-sm").style(WRAP).mark(f"work-{key}")
-            if item.get("overview"):
-                _overview(item["overview"], key)
-            _evidence(item.get("evidence") or [], key)
+            if item.overview:
+                _overview(item.overview, key)
+            _evidence(item.evidence, key)
             _links(item)
             with ui.row().classes("gap-2 items-center"):
                 button = ui.button("Chosen" if picked else "Choose", icon="check" if picked else None,
@@ -153,25 +165,25 @@ def _overview(text: str, key: str) -> None:
         more = ui.button("More", on_click=toggle).props("flat dense no-caps size=sm").classes("self-start")
 
 
-def _evidence(items: list[dict[str, Any]], key: str) -> None:
+def _evidence(items: list[EvidencePayload], key: str) -> None:
     if not items:
         return
     with ui.column().classes("gap-0").props(f"role=list aria-label='Evidence' data-evidence='{key}'"):
         for item in items:
-            icon, colour, word = EVIDENCE.get(item.get("verdict") or "", EVIDENCE["info"])
-            text = item.get("text") or ""
-            if item.get("source"):
-                text += f" (from {item['source']})"
+            icon, colour, word = EVIDENCE.get(item.verdict, EVIDENCE["info"])
+            text = item.text
+            if item.source:
+                text += f" (from {item.source})"
             with ui.row().classes("items-center gap-1 no-wrap").props(
-                    f"role=listitem data-verdict={item.get('verdict')}"):
+                    f"role=listitem data-verdict={item.verdict}"):
                 ui.icon(icon, color=colour, size="xs").props(f"aria-label={word}")
                 ui.label(text).classes("text-sm").style(WRAP)
 
 
-def _links(item: dict[str, Any]) -> None:
-    found = dict(item.get("links") or {})
-    if item.get("url") and item.get("provider") not in found:
-        found[item["provider"]] = item["url"]
+def _links(item: CandidatePayload) -> None:
+    found = dict(item.links)
+    if item.url and item.provider not in found:
+        found[item.provider] = item.url
     order = list(fmt.PROVIDERS)
     links = dict(sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
     if not links:
@@ -187,7 +199,7 @@ def _attr(text: str) -> str:
     return text.replace("'", "’").replace('"', "”")
 
 
-def file_table(rows: list[dict[str, Any]], edits: dict[str, dict[str, Any]], folder: str | None, *,
+def file_table(rows: list[PlanItemPayload], edits: dict[str, dict[str, Any]], folder: str | None, *,
                editable: bool) -> None:
     """Every file: source → target, role, season/episodes, language; editable while in review."""
     with section("Files"):
@@ -206,37 +218,37 @@ def file_table(rows: list[dict[str, Any]], edits: dict[str, dict[str, Any]], fol
             ui.label(f"…and {len(rows) - MAX_ROWS} more files (see `jellybit show`).").classes("text-sm")
 
 
-def _file_row(row: dict[str, Any], edits: dict[str, dict[str, Any]], *, editable: bool) -> None:
-    source = row.get("source", "")
+def _file_row(row: PlanItemPayload, edits: dict[str, dict[str, Any]], *, editable: bool) -> None:
+    source = row.source
     with ui.column().classes("w-full gap-1 py-2 border-b").props(
             f"role=row data-file='{_attr(source)}'").style("border-color:rgba(128,128,128,.3)"):
         with ui.column().classes("gap-0 w-full").style("min-width:0").props("role=cell"):
             ui.label(source).classes("text-sm font-mono").style(WRAP)
-            target = row.get("target")
-            library = f"{row.get('library')}/" if row.get("library") else ""
+            target = row.target
+            library = f"{row.library}/" if row.library else ""
             ui.label(f"→ {library}{target}" if target else "→ not laid out").classes(
                 "text-sm font-mono text-muted").style(WRAP)
         with ui.row().classes("gap-2 items-center").props("role=cell"):
             if editable:
                 _file_editors(row, edits.setdefault(source, {}))
             else:
-                ui.badge(fmt.ROLES.get(row.get("role", ""), row.get("role", "")), color="blue-grey-8")
-                code = fmt.episode_code(row.get("season"), row.get("episodes") or [])
+                ui.badge(fmt.ROLES.get(row.role, row.role), color="blue-grey-8")
+                code = fmt.episode_code(row.season, row.episodes)
                 if code:
                     ui.badge(code, color="indigo-8")
-                if row.get("language"):
-                    ui.badge(row["language"], color="grey-8")
-            mark = fmt.MARKS.get(row.get("status") or "")
-            if mark and row.get("status") in ("collision", "skipped", "copied"):
-                ui.badge(mark[0], color=mark[1]).props(f"data-mark={row.get('status')}")
-            if row.get("size"):
-                ui.label(fmt.size(row.get("size"))).classes("text-xs text-muted")
-        if row.get("note"):
-            ui.label(row["note"]).classes("text-xs text-muted w-full").style(WRAP)
+                if row.language:
+                    ui.badge(row.language, color="grey-8")
+            mark = fmt.MARKS.get(row.status or "")
+            if mark and row.status in ("collision", "skipped", "copied"):
+                ui.badge(mark[0], color=mark[1]).props(f"data-mark={row.status}")
+            if row.size:
+                ui.label(fmt.size(row.size)).classes("text-xs text-muted")
+        if row.note:
+            ui.label(row.note).classes("text-xs text-muted w-full").style(WRAP)
 
 
-def _file_editors(row: dict[str, Any], edit: dict[str, Any]) -> None:
-    source = row.get("source", "")
+def _file_editors(row: PlanItemPayload, edit: dict[str, Any]) -> None:
+    source = row.source
     name = source.rsplit("/", 1)[-1]
     mark = ui.badge("", color="indigo-8").props(f"data-edited='{_attr(source)}'")
 
@@ -251,21 +263,21 @@ def _file_editors(row: dict[str, Any], edit: dict[str, Any]) -> None:
 
     changed_now = review.file_overrides([row], {source: edit})
     mark.set_visibility(bool(changed_now))
-    role = ui.select({r: fmt.ROLES[r] for r in review.ROLES}, value=edit.get("role", row.get("role")),
+    role = ui.select({r.value: fmt.ROLES[r] for r in review.ROLES}, value=str(edit.get("role", row.role)),
                      label="Role").props(
         f"outlined dense options-dense aria-label='Role of {_attr(name)}'").classes("w-32").mark("file-role")
     role.on_value_change(lambda e: changed("role", e.value))
-    if row.get("role") in ("video", "subtitle", "audio") or edit.get("role") == "video":
-        season = ui.number("Season", value=edit.get("season", row.get("season")), min=0, max=1000,
+    if row.role in (Role.VIDEO, Role.SUBTITLE, Role.AUDIO) or edit.get("role") == Role.VIDEO:
+        season = ui.number("Season", value=edit.get("season", row.season), min=0, max=MAX_SEASON,
                            precision=0).props(f"outlined dense aria-label='Season of {_attr(name)}'").classes(
             "w-24").mark("file-season")
         season.on_value_change(lambda e: changed("season", e.value))
-        shown = edit.get("episodes", fmt.episodes_text(row.get("episodes") or []))
+        shown = edit.get("episodes", fmt.episodes_text(row.episodes))
         episodes = ui.input("Episodes", value=shown).props(
             f"outlined dense aria-label='Episodes of {_attr(name)}'").classes("w-28").mark("file-episodes")
         episodes.on_value_change(lambda e: changed("episodes", e.value))
-    if row.get("role") in review.TRACKS:
-        language = ui.input("Language", value=edit.get("language", row.get("language") or ""),
+    if row.role in review.TRACKS:
+        language = ui.input("Language", value=edit.get("language", row.language or ""),
                             placeholder="en").props(
             f"outlined dense maxlength=12 aria-label='Language of {_attr(name)}'").classes("w-24").mark(
             "file-language")

@@ -6,7 +6,7 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.protocol import Command
+from jellybit.protocol import Command, TitleGroup
 from ui import format as fmt
 from ui.actions import call, confirm_dialog
 from ui.cards import state_badge
@@ -15,7 +15,7 @@ from ui.live import Live
 from ui.pages.detail_sections import provider_link
 
 
-def coverage(seasons: dict[Any, list[int]] | None) -> list[str]:
+def coverage(seasons: dict[int, list[int]] | None) -> list[str]:
     """'Season 1: episodes 1–10 (10)' per season, in season order."""
     lines = []
     for key, episodes in sorted((seasons or {}).items(), key=lambda kv: int(kv[0])):
@@ -27,9 +27,9 @@ def coverage(seasons: dict[Any, list[int]] | None) -> list[str]:
     return lines
 
 
-def title_order(group: dict[str, Any]) -> tuple[str, int]:
+def title_order(group: TitleGroup) -> tuple[str, int]:
     """Titles alphabetically (case and accents as written), then by year."""
-    return (str(group.get("title") or "").casefold(), int(group.get("year") or 0))
+    return ((group.title or "").casefold(), group.year or 0)
 
 
 def register(live: Live, *, login: bool) -> None:
@@ -58,12 +58,11 @@ def register(live: Live, *, login: bool) -> None:
                 for group in items:
                     title_card(group)
 
-            def title_card(group: dict[str, Any]) -> None:
+            def title_card(group: TitleGroup) -> None:
                 with ui.card().classes("w-full gap-2 p-4").props(
-                        f"flat bordered data-title='{group.get('provider')}:{group.get('provider_id')}'"):
+                        f"flat bordered data-title='{group.provider}:{group.provider_id}'"):
                     with ui.row().classes("w-full items-start justify-between no-wrap gap-2"):
-                        name = fmt.title_line(group.get("title") or "Untitled", group.get("year"),
-                                              group.get("media_type"))
+                        name = fmt.title_line(group.title or "Untitled", group.year, group.media_type)
                         ui.label(name).classes("text-h6").style(WRAP)
                         # Deleting is rare and cannot be undone: a menu, not a red button on every card.
                         with ui.button(icon="more_vert").props(
@@ -71,41 +70,40 @@ def register(live: Live, *, login: bool) -> None:
                                 "title-menu"), ui.menu():
                             ui.menu_item("Delete title…", on_click=lambda _e, g=group: ask_delete(g)).classes(
                                 "text-negative").mark("delete-title")
-                    provider_link(group.get("provider"), group.get("provider_id"), None,
-                                  group.get("media_type"))
-                    live_folders = set(group.get("live_folders") or [])
-                    for folder in group.get("folders") or []:
+                    provider_link(group.provider, group.provider_id, None, group.media_type)
+                    live_folders = set(group.live_folders)
+                    for folder in group.folders:
                         with ui.row().classes("items-center gap-2 no-wrap"):
                             present = folder in live_folders
                             ui.icon("folder" if present else "folder_off",
                                     color="positive" if present else "grey-7").props(
                                 f"aria-label={'Present' if present else 'Missing'}")
                             ui.label(folder).classes("text-sm font-mono").style(WRAP)
-                    for line in coverage(group.get("seasons")):
+                    for line in coverage(group.seasons):
                         ui.label(line).classes("text-sm")
                     ui.label("Downloads").classes("text-sm font-medium")
-                    for member in group.get("members") or []:
-                        with ui.link(target=f"/download/{member.get('download_id')}").classes(
+                    for member in group.members:
+                        with ui.link(target=f"/download/{member.download_id}").classes(
                                 "no-underline w-full").style("color:inherit"), \
                                 ui.row().classes("items-center gap-2 no-wrap"):
-                            state_badge(member.get("state") or "")
-                            ui.label(member.get("display_name") or member.get("download_id")).classes(
+                            state_badge(member.state)
+                            ui.label(member.display_name or member.download_id).classes(
                                 "text-sm").style(WRAP)
-                            ui.label(fmt.count(member.get("live_links") or 0, "file")).classes(
+                            ui.label(fmt.count(member.live_links, "file")).classes(
                                 "text-xs text-muted")
 
-            def ask_delete(group: dict[str, Any]) -> None:
+            def ask_delete(group: TitleGroup) -> None:
                 dialogs.clear()
-                name = fmt.title_line(group.get("title") or "this title", group.get("year"))
+                name = fmt.title_line(group.title or "this title", group.year)
                 with dialogs:
                     dialog, body, button = confirm_dialog(f"Delete {name}?", confirm_label="Delete title",
                                                           danger=True)
                 form = {"torrents": False}
-                members = group.get("members") or []
+                members = group.members
                 with body:
                     ui.label(f"Every download of this title ({len(members)}) is undone: its hardlinks leave "
                              "the library and emptied folders are removed:").classes("text-sm")
-                    for folder in group.get("folders") or []:
+                    for folder in group.folders:
                         ui.label(folder).classes("text-xs font-mono").style(WRAP)
                     ui.checkbox("Also remove the torrents and delete their downloaded files").bind_value(
                         form, "torrents")
@@ -115,8 +113,8 @@ def register(live: Live, *, login: bool) -> None:
                         form, "torrents")
 
                 async def go() -> None:
-                    payload: dict[str, Any] = {"provider": group.get("provider"),
-                                               "provider_id": group.get("provider_id")}
+                    payload: dict[str, Any] = {"provider": group.provider.value,
+                                               "provider_id": group.provider_id}
                     if form["torrents"]:
                         payload.update(delete_torrents=True, confirm=True)
                     data = await call(live, Command.DELETE_TITLE, payload, button=button,

@@ -1,0 +1,80 @@
+"""The worker's trusted rows and the protocol's models agree: what `download_row` sends, the models
+read back unchanged, so a list page needs no model per row on the worker and one validation on the client."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jellybit.core.models import Download, Infohash
+from jellybit.core.plan import Candidate, MediaType, Plan, Recognition
+from jellybit.core.states import State
+from jellybit.engine.results import DownloadPage
+from jellybit.protocol import Command, DownloadPayload, Provider, Response, response_model
+from jellybit.transports.payloads import download_row, list_page
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+MAYBE_INT = st.none() | st.integers(min_value=0, max_value=2**53)
+STAMP = st.just("2026-12-03T07:20:44.123456Z")
+HASHES = st.lists(st.from_regex(r"[0-9a-f]{40}", fullmatch=True), max_size=2, unique=True)
+
+
+@st.composite
+def downloads(draw: st.DrawFn) -> Download:
+    """Any download as the store returns it, with Cyrillic and other non-Latin names."""
+    error = draw(st.none() | st.sampled_from(["stalled", "layout_io", "torrent_error"]))
+    return Download(
+        id=draw(st.from_regex(r"[0-9a-hjkmnp-tv-z]{26}", fullmatch=True)), source_type="magnet",
+        source_ref=draw(TEXT), display_name=draw(TEXT), context=draw(TEXT),
+        state=draw(st.sampled_from(State)),
+        qbt_tag="jb", created_at=draw(STAMP), updated_at=draw(STAMP),
+        infohashes=tuple(Infohash(h, "v1") for h in draw(HASHES)),
+        error_code=error, error_msg=draw(TEXT) if error else None, total_size=draw(MAYBE_INT),
+        progress=draw(st.floats(min_value=0, max_value=1)), dl_speed=draw(st.integers(0, 2**40)),
+        eta=draw(MAYBE_INT), torrent_state=draw(st.none() | st.sampled_from(["stalledDL", "metaDL"])),
+        num_seeds=draw(MAYBE_INT), num_peers=draw(MAYBE_INT), defer_until=draw(st.none() | STAMP),
+        settled_at=draw(st.none() | STAMP),
+    )
+
+
+@st.composite
+def recognitions(draw: st.DrawFn) -> Recognition | None:
+    """A current recognition's headline (no plan items), or none yet."""
+    if draw(st.booleans()):
+        return None
+    provider = draw(st.sampled_from(Provider))
+    media_type = draw(st.none() | st.sampled_from(MediaType))
+    poster = Candidate(provider=provider.value, provider_id="603", media_type=media_type, title=draw(TEXT),
+                       poster_url="https://image.tmdb.org/t/p/w342/x.jpg", chosen=True)
+    return Recognition(media_type=media_type, title=draw(st.none() | TEXT),
+                       year=draw(st.none() | st.integers(1870, 2200)),
+                       plan=Plan(folder=draw(st.none() | TEXT)),
+                       original_title=draw(st.none() | TEXT), provider=provider.value, provider_id="603",
+                       candidates=(poster,) if draw(st.booleans()) else ())
+
+
+@settings(max_examples=150, deadline=None)
+@given(downloads(), recognitions(), st.lists(TEXT, max_size=2))
+def test_the_model_reads_every_row_back_unchanged(download: Download, recognition: Recognition | None,
+                                                   warnings: list[str]) -> None:
+    row = download_row(download, recognition, warnings)
+    model = DownloadPayload.model_validate(row)
+    assert model.model_dump(mode="json") == row
+    assert model.state is download.state
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(downloads(), recognitions()), max_size=5, unique_by=lambda p: p[0].id))
+def test_a_list_page_is_one_validation_on_the_client(
+        pairs: list[tuple[Download, Recognition | None]]) -> None:
+    page = DownloadPage(tuple(d for d, _ in pairs), total=len(pairs) + 7, limit=50, offset=0,
+                        headlines={d.id: r for d, r in pairs if r is not None})
+    data = list_page(page)
+    body = Response.ok(data, "tx").model_dump_json()
+    answer = response_model(Command.LIST).model_validate_json(body)
+    assert answer.data is not None
+    assert [item.id for item in answer.data.items] == [d.id for d, _ in pairs]
+    assert answer.data.total == len(pairs) + 7
+    assert json.loads(answer.model_dump_json(exclude_unset=True)) == json.loads(body)
