@@ -16,7 +16,16 @@ from typing import Any, TextIO
 from jellybit.cli.show import candidate_by_number, review_block
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
-from jellybit.protocol import Command, DownloadPayload, Response
+from jellybit.protocol import (
+    AddResult,
+    Command,
+    DownloadDetail,
+    DownloadPayload,
+    ListPage,
+    Response,
+    TitleGroup,
+    UndoResult,
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -36,29 +45,25 @@ def _human_size(value: int | None) -> str:
     return str(value)
 
 
-def format_download(item: dict[str, Any]) -> str:
+def format_download(item: DownloadPayload) -> str:
     """One line for a download: id, state, progress, title or name."""
-    title = item.get("title") or item.get("name") or ""
-    if item.get("year"):
-        title += f" ({item['year']})"
-    progress = f"{float(item.get('progress') or 0) * 100:5.1f}%"
-    return f"{item['id']}  {item['state']:<14} {progress}  {title}"
+    title = item.title or item.name
+    if item.year:
+        title += f" ({item.year})"
+    return f"{item.id}  {item.state:<14} {item.progress * 100:5.1f}%  {title}"
 
 
-def format_title(group: dict[str, Any]) -> str:
+def format_title(group: TitleGroup) -> str:
     """A title group: the work, its folders and per-season episode coverage."""
-    name = group.get("title") or "?"
-    if group.get("year"):
-        name += f" ({group['year']})"
-    kind = group.get("media_type") or "?"
-    lines = [f"{group.get('provider')}:{group.get('provider_id')}  {name}  [{kind}]"]
-    for folder in group.get("folders") or []:
-        lines.append(f"  folder: {folder}")
-    for season, episodes in sorted((group.get("seasons") or {}).items(), key=lambda kv: int(kv[0])):
-        lines.append(f"  season {int(season):02d}: episodes {_ranges(episodes)}")
-    for member in group.get("members") or []:
-        lines.append(f"  download {member.get('download_id')}  {member.get('state')}  "
-                     f"{member.get('display_name')}")
+    name = group.title or "?"
+    if group.year:
+        name += f" ({group.year})"
+    lines = [f"{group.provider}:{group.provider_id}  {name}  [{group.media_type or '?'}]"]
+    lines.extend(f"  folder: {folder}" for folder in group.folders)
+    for season, episodes in sorted(group.seasons.items()):
+        lines.append(f"  season {season:02d}: episodes {_ranges(episodes)}")
+    lines.extend(f"  download {member.download_id}  {member.state}  {member.display_name}"
+                 for member in group.members)
     return "\n".join(lines)
 
 
@@ -78,35 +83,30 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(parts) or "-"
 
 
-def format_detail(data: dict[str, Any]) -> str:
-    """A readable block for `show`: the download, then the decision (cli_show), then the timeline."""
-    download = data.get("download", data)
+def format_detail(data: DownloadDetail) -> str:
+    """A readable block for `show`: the download, then the decision (cli/show.py), then the timeline."""
+    download = data.download
     lines = [format_download(download)]
-    if download.get("title") and download.get("name"):
-        lines.append(f"  release: {download['name']}")
+    if download.title and download.name:
+        lines.append(f"  release: {download.name}")
     for key in ("context", "source_type", "target_folder", "torrent_state"):
-        if download.get(key):
-            lines.append(f"  {key.replace('_', ' ')}: {download[key]}")
-    lines.append(f"  size: {_human_size(download.get('size'))}")
-    if download.get("error"):
-        lines.append(f"  error: {download['error'].get('code')}: {download['error'].get('message')}")
+        if getattr(download, key):
+            lines.append(f"  {key.replace('_', ' ')}: {getattr(download, key)}")
+    lines.append(f"  size: {_human_size(download.size)}")
+    if download.error:
+        lines.append(f"  error: {download.error.code}: {download.error.message}")
     lines.append("")
     lines.extend(review_block(data))
-    if data.get("timeline"):
+    if data.timeline:
         lines.append("Timeline:")
-    for item in data.get("timeline", []):
-        source = item.get("from") or "-"
-        lines.append(f"  {item.get('at')}  {source} -> {item.get('to')}  {item.get('reason')}")
+    for item in data.timeline:
+        lines.append(f"  {item.at}  {item.from_ or '-'} -> {item.to}  {item.reason}")
     return "\n".join(lines)
 
 
-def wire_data(response: Response[Any]) -> Any:
-    """A response's `data` exactly as the worker sent it (the formatters below read JSON)."""
-    return response.model_dump(mode="json", by_alias=True, exclude_unset=True).get("data")
-
-
-def _print_response(response: Response, command: str, args: argparse.Namespace, out: TextIO) -> int:
+def _print_response(response: Response[Any], command: str, args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
+        # Exactly what the worker sent: only the fields it set, under their wire names.
         out.write(response.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
     elif response.status == "error":
         assert response.error is not None
@@ -115,28 +115,29 @@ def _print_response(response: Response, command: str, args: argparse.Namespace, 
             # The worker's message speaks the MQTT field; on the command line that is --yes.
             sys.stderr.write("jellybit: run it again with --yes to confirm\n")
     else:
-        data = wire_data(response)
-        if command == "list":
-            for item in data.get("items", []):
+        data = response.data
+        if isinstance(data, ListPage):
+            for item in data.items:
                 out.write(format_download(item) + "\n")
-            out.write(f"({len(data.get('items', []))} of {data.get('total', 0)})\n")
-        elif command in {"get", "show"}:
+            out.write(f"({len(data.items)} of {data.total})\n")
+        elif isinstance(data, DownloadDetail):
             out.write(format_detail(data) + "\n")
         elif command == "titles":
             for group in data:
                 out.write(format_title(group) + "\n")
             out.write(f"({len(data)} title{'' if len(data) == 1 else 's'})\n")
-        elif command == "add":
-            verb = "created" if data.get("created") else "joined the active download"
-            out.write(f"{data['id']}  {verb}\n")
-            if data.get("settled_before"):
-                out.write(f"  processed before as: {', '.join(data['settled_before'])}\n")
-        elif isinstance(data, dict) and "state" in data:
+        elif isinstance(data, AddResult):
+            verb = "created" if data.created else "joined the active download"
+            out.write(f"{data.id}  {verb}\n")
+            if data.settled_before:
+                out.write(f"  processed before as: {', '.join(data.settled_before)}\n")
+        elif isinstance(data, DownloadPayload):
             out.write(format_download(data) + "\n")
-        elif isinstance(data, dict) and isinstance(data.get("download"), dict):
-            out.write(format_download(data["download"]) + "\n")
+        elif isinstance(data, UndoResult):
+            out.write(format_download(data.download) + "\n")
         else:
-            out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+            shown = response.model_dump(mode="json", by_alias=True, exclude_unset=True).get("data")
+            out.write(json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
     return EXIT_OK if response.status == "ok" else EXIT_ERROR
 
 
@@ -218,7 +219,7 @@ async def _wait(client: JellybitClient, download_id: str, out: TextIO, as_json: 
                 # Ended in review: say why and what to run, not just the state.
                 detail = await client.request(Command.GET, {"id": download_id})
                 if detail.status == "ok":
-                    out.write("\n".join(review_block(wire_data(detail))) + "\n")
+                    out.write("\n".join(review_block(detail.data)) + "\n")
             return EXIT_OK if item.state in {"done", "review"} else EXIT_ERROR
     return EXIT_NO_ANSWER
 
@@ -236,7 +237,7 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
                 # `--candidate N` is the N-th candidate as `show` numbers them.
                 number = int(payload["candidate_id"])
                 detail = await client.request(Command.GET, {"id": payload["id"]}, timeout=args.timeout)
-                found = candidate_by_number(wire_data(detail), number) if detail.status == "ok" else None
+                found = candidate_by_number(detail.data, number) if detail.status == "ok" else None
                 if detail.status == "ok" and found is None:
                     sys.stderr.write(f"jellybit: there is no candidate {number}; `jellybit show "
                                      f"{payload['id']}` lists them\n")

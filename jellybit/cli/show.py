@@ -7,13 +7,24 @@ reasons come first, and once a download is decided its recognition's doubts are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from jellybit.protocol import (
+    CandidatePayload,
+    DownloadDetail,
+    LinkStatus,
+    MediaType,
+    PlanItemPayload,
+    Provider,
+    ReasonPayload,
+    State,
+    TransitionRow,
+)
 
 MAX_PLAN_ROWS = 60
-PROVIDERS = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
+PROVIDERS = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
-LIVE = ("linked", "copied", "exists")
+LIVE = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
 
 
 def _sentence(text: str) -> str:
@@ -25,141 +36,136 @@ def _titled(title: str | None, year: int | None) -> str:
     return f"{title} ({year})" if title and year else title or ""
 
 
-def ordered_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def ordered_reasons(reasons: Sequence[ReasonPayload]) -> list[ReasonPayload]:
     """Blocking first, then the weightiest."""
-    return sorted(reasons, key=lambda r: (not r.get("blocking"), -float(r.get("weight") or 0.0)))
+    return sorted(reasons, key=lambda r: (not r.blocking, -r.weight))
 
 
-def _by_human(timeline: Sequence[Mapping[str, Any]]) -> bool:
-    last = next((t for t in reversed(timeline) if t.get("to") == "applying"), None)
-    return bool(last and last.get("actor") == "human")
+def _by_human(timeline: Sequence[TransitionRow]) -> bool:
+    last = next((t for t in reversed(timeline) if t.to is State.APPLYING), None)
+    return bool(last and last.actor == "human")
 
 
-def verdict(data: Mapping[str, Any]) -> str:
+def verdict(data: DownloadDetail) -> str:
     """One line: what is needed or what happened, never at odds with the state."""
-    download = data.get("download") or {}
-    recognition = data.get("recognition") or {}
-    state = download.get("state") or ""
-    title = _titled(recognition.get("title") or download.get("title"),
-                    recognition.get("year") or download.get("year"))
-    if state == "review":
-        blocking = [r for r in ordered_reasons(recognition.get("reasons") or []) if r.get("blocking")]
-        why = (blocking[0].get("meaning") or blocking[0].get("message")) if blocking else \
-            "nothing confirmed it"
+    download, recognition = data.download, data.recognition
+    state = download.state
+    title = _titled((recognition.title if recognition else None) or download.title,
+                    (recognition.year if recognition else None) or download.year)
+    if state is State.REVIEW:
+        blocking = [r for r in ordered_reasons(recognition.reasons if recognition else []) if r.blocking]
+        why = (blocking[0].meaning or blocking[0].message) if blocking else "nothing confirmed it"
         return f"Needs your decision: {why}"
-    if state in ("done", "applying"):
-        verb = "Laid out" if state == "done" else "Laying out"
-        how = "as you decided" if _by_human(data.get("timeline") or []) else "automatically"
+    if state in (State.DONE, State.APPLYING):
+        verb = "Laid out" if state is State.DONE else "Laying out"
+        how = "as you decided" if _by_human(data.timeline) else "automatically"
         return f"{verb} {how}" + (f": {title}" if title else "")
-    error = download.get("error") or {}
-    if state == "failed":
-        return f"Failed: {error.get('message') or error.get('code') or ''}".rstrip(": ")
-    words = {"queued": "Queued: waiting for qBittorrent",
-             "downloading": "Downloading; recognized once complete",
-             "recognizing": "Recognizing…", "cancelled": "Cancelled: nothing was laid out",
-             "reverted": "Undone: its library files were removed",
-             "target_missing": "The library files are gone (jellybit relink ID)",
-             "orphaned": "The torrent is gone from qBittorrent; the library files remain",
-             "deleted": "The torrent and the library files are gone"}
-    return words.get(state, state)
+    if state is State.FAILED:
+        error = download.error
+        return f"Failed: {(error.message or error.code) if error else ''}".rstrip(": ")
+    words = {State.QUEUED: "Queued: waiting for qBittorrent",
+             State.DOWNLOADING: "Downloading; recognized once complete",
+             State.RECOGNIZING: "Recognizing…", State.CANCELLED: "Cancelled: nothing was laid out",
+             State.REVERTED: "Undone: its library files were removed",
+             State.TARGET_MISSING: "The library files are gone (jellybit relink ID)",
+             State.ORPHANED: "The torrent is gone from qBittorrent; the library files remain",
+             State.DELETED: "The torrent and the library files are gone"}
+    return words.get(state, state.value)
 
 
-def _candidate(number: int, item: Mapping[str, Any], recommended: str | None) -> list[str]:
-    first, last = item.get("first_year") or item.get("year"), item.get("last_year")
+def _candidate(number: int, item: CandidatePayload, recommended: str | None) -> list[str]:
+    first, last = item.first_year or item.year, item.last_year
     years = f"{first}–{last}" if first and last and last != first else str(first or "")
-    parts = [item.get("title") or "?", years, {"movie": "film"}.get(item.get("media_type") or "",
-                                                                  item.get("media_type") or ""),
-             item.get("country") or "", item.get("network") or ""]
-    if item.get("season_count"):
-        parts.append(f"{item['season_count']} season{'s' if item['season_count'] != 1 else ''}")
-    flag = " [recommended]" if recommended and item.get("id") == recommended else ""
+    kind = "film" if item.media_type is MediaType.MOVIE else (item.media_type or "")
+    parts = [item.title or "?", years, kind, item.country or "", item.network or ""]
+    if item.season_count:
+        parts.append(f"{item.season_count} season{'s' if item.season_count != 1 else ''}")
+    flag = " [recommended]" if recommended and item.id == recommended else ""
     lines = [f"  {number}. " + " · ".join(str(p) for p in parts if p) + flag]
-    if item.get("original_title") and item.get("original_title") != item.get("title"):
-        lines.append(f"     original title: {item['original_title']}")
-    evidence = item.get("evidence") or []
-    if evidence:
-        lines.append("     " + "   ".join(f"{MARKS.get(e.get('verdict'), '·')} {e.get('text')}"
-                                          + (f" (from {e['source']})" if e.get("source") else "")
-                                          for e in evidence))
+    if item.original_title and item.original_title != item.title:
+        lines.append(f"     original title: {item.original_title}")
+    if item.evidence:
+        lines.append("     " + "   ".join(f"{MARKS.get(e.verdict, '·')} {e.text}"
+                                          + (f" (from {e.source})" if e.source else "")
+                                          for e in item.evidence))
     lines.extend(f"     {name}: {url}" for name, url in pages(item))
     return lines
 
 
-def pages(item: Mapping[str, Any]) -> list[tuple[str, str]]:
+def pages(item: CandidatePayload) -> list[tuple[str, str]]:
     """(provider, page) of every provider that lists the work, TMDB, TVDB, TVMaze, IMDb in that order."""
-    links = dict(item.get("links") or {})
-    if item.get("url"):
-        links.setdefault(item.get("provider") or "", item["url"])
+    links = dict(item.links)
+    if item.url:
+        links.setdefault(item.provider, item.url)
     order = list(PROVIDERS)
     ranked = sorted(links.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
     return [(PROVIDERS.get(provider, provider), url) for provider, url in ranked]
 
 
-def _plan(rows: Sequence[Mapping[str, Any]], folder: str | None) -> list[str]:
+def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:
     lines = ["Plan (source → target):"] + ([f"  folder: {folder}"] if folder else [])
     for row in rows[:MAX_PLAN_ROWS]:
-        library = f"{row.get('library')}/" if row.get("library") else ""
-        target = f"{library}{row.get('target')}" if row.get("target") else "not laid out"
-        mark = f"  [{row.get('status')}]" if row.get("status") in ("collision", "skipped", "copied") else ""
-        lines.append(f"  {row.get('source')} → {target}{mark}")
+        library = f"{row.library}/" if row.library else ""
+        target = f"{library}{row.target}" if row.target else "not laid out"
+        mark = f"  [{row.status}]" if row.status in ("collision", "skipped", "copied") else ""
+        lines.append(f"  {row.source} → {target}{mark}")
     if len(rows) > MAX_PLAN_ROWS:
         lines.append(f"  … and {len(rows) - MAX_PLAN_ROWS} more (--json lists them all)")
     return lines
 
 
-def next_commands(download_id: str, state: str, candidates: int) -> list[str]:
+def next_commands(download_id: str, state: State | str, candidates: int) -> list[str]:
     """What to run next for a download in this state."""
-    if state == "review":
+    if state == State.REVIEW:
         chosen = " --candidate 1" if candidates else " --title 'Title' --year YYYY"
         return [f"jellybit apply {download_id}{chosen}     # lay it out (numbers as listed above)",
                 f"jellybit refine {download_id} 'a hint, e.g. the 2014 series'     # recognize again",
                 f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
-    if state in ("done", "orphaned"):
+    if state in (State.DONE, State.ORPHANED):
         return [f"jellybit undo {download_id}     # remove its library files (the download stays)"]
-    if state == "target_missing":
+    if state == State.TARGET_MISSING:
         return [f"jellybit relink {download_id}     # lay the files out again"]
-    if state in ("failed", "cancelled", "reverted"):
+    if state in (State.FAILED, State.CANCELLED, State.REVERTED):
         return [f"jellybit retry {download_id}"]
     return []
 
 
-def review_block(data: Mapping[str, Any]) -> list[str]:
+def review_block(data: DownloadDetail) -> list[str]:
     """The verdict, the reasons (in review), the candidates, the plan and what to run next."""
-    download = data.get("download") or {}
-    recognition = data.get("recognition") or {}
-    state = download.get("state") or ""
+    download, recognition = data.download, data.recognition
+    state = download.state
     lines = [verdict(data)]
-    reasons = ordered_reasons(recognition.get("reasons") or [])
-    if state == "review" and reasons:
+    reasons = ordered_reasons(recognition.reasons if recognition else [])
+    if state is State.REVIEW and reasons:
         lines.append("Why:")
         for reason in reasons:
-            kind = "blocks" if reason.get("blocking") else "note"
-            lines.append(f"  [{kind}] {_sentence(reason.get('message') or reason.get('meaning') or '')}")
-    candidates = recognition.get("candidates") or []
-    if candidates and state == "review":
+            kind = "blocks" if reason.blocking else "note"
+            lines.append(f"  [{kind}] {_sentence(reason.message or reason.meaning or '')}")
+    candidates = recognition.candidates if recognition else []
+    if candidates and state is State.REVIEW:
         lines.append("Candidates (apply one with --candidate N):")
         for number, item in enumerate(candidates, 1):
-            lines.extend(_candidate(number, item, recognition.get("recommended")))
-    if recognition.get("plan") and state not in ("done", "reverted"):
-        lines.extend(_plan(recognition["plan"], recognition.get("folder")))
-    matched = next((c for c in candidates if c.get("chosen")), None)
-    if matched is not None and state != "review":
+            lines.extend(_candidate(number, item, recognition.recommended if recognition else None))
+    if recognition is not None and recognition.plan and state not in (State.DONE, State.REVERTED):
+        lines.extend(_plan(recognition.plan, recognition.folder))
+    matched = next((c for c in candidates if c.chosen), None)
+    if matched is not None and state is not State.REVIEW:
         lines.extend(f"  {name}: {url}" for name, url in pages(matched))
-    links = [link for link in data.get("links") or [] if link.get("status") in LIVE]
+    links = [link for link in data.links if link.status in LIVE]
     if links:
         lines.append("In the library:")
-        lines.extend(f"  {link.get('target')}" + ("" if link.get("status") == "linked"
-                                                   else f"  [{link.get('status')}]") for link in links)
-    commands = next_commands(str(download.get("id") or ""), state, len(candidates))
+        lines.extend(f"  {link.target}" + ("" if link.status is LinkStatus.LINKED else f"  [{link.status}]")
+                     for link in links)
+    commands = next_commands(download.id, state, len(candidates))
     if commands:
         lines.append("Next:")
         lines.extend(f"  {command}" for command in commands)
     return lines
 
 
-def candidate_by_number(data: Mapping[str, Any], number: int) -> str | None:
+def candidate_by_number(data: DownloadDetail, number: int) -> str | None:
     """The id of the N-th candidate as `show` lists them (1-based), or None."""
-    candidates = (data.get("recognition") or {}).get("candidates") or []
+    candidates = data.recognition.candidates if data.recognition else []
     if 1 <= number <= len(candidates):
-        return candidates[number - 1].get("id")
+        return candidates[number - 1].id
     return None

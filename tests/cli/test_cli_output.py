@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jellybit.cli.remote import _ranges, format_title
+from jellybit.protocol import TitleGroup
 from tests.support.mosquitto import Broker
 from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli
 
@@ -32,11 +33,11 @@ def worker_base(worker: WorkerProcess) -> str:
 
 
 def test_titles_are_shown_with_their_coverage() -> None:
-    text = format_title({"provider": "tvdb", "provider_id": "269613", "title": "Fargo", "year": 2014,
-                         "media_type": "series",
-                         "folders": ["/srv/media/series/Fargo (2014) [tvdbid-269613]"],
-                         "seasons": {"2": [1, 2, 3, 5], "1": [1]},
-                         "members": [{"download_id": "01jf", "state": "done", "display_name": "Fargo.S02"}]})
+    text = format_title(TitleGroup.model_validate({
+        "provider": "tvdb", "provider_id": "269613", "title": "Fargo", "year": 2014, "media_type": "series",
+        "folders": ["/srv/media/series/Fargo (2014) [tvdbid-269613]"],
+        "seasons": {"2": [1, 2, 3, 5], "1": [1]},
+        "members": [{"download_id": "01jf", "state": "done", "display_name": "Fargo.S02"}]}))
     assert text.splitlines() == [
         "tvdb:269613  Fargo (2014)  [series]",
         "  folder: /srv/media/series/Fargo (2014) [tvdbid-269613]",
