@@ -203,7 +203,7 @@ def request(config: Path, command: Command, payload: dict[str, object]) -> dict[
         async with JellybitClient(load_config(config).mqtt, name="test") as client:
             response = await client.request(command, payload)
         assert response.status == "ok", response.error
-        return response.data
+        return response.model_dump(mode="json", by_alias=True, exclude_unset=True)["data"]  # as sent
 
     return asyncio.run(send())
 
