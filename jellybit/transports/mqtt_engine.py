@@ -22,6 +22,7 @@ from jellybit.engine.events import Event, EventBus, EventType
 from jellybit.engine.results import DownloadView
 from jellybit.engine.supervisor import ComponentHealth
 from jellybit.protocol import (
+    MAX_LIST_LIMIT,
     AddRequest,
     ApplyRequest,
     CancelRequest,
@@ -59,7 +60,7 @@ from jellybit.transports.payloads import (
 log = logging.getLogger(__name__)
 
 WIRE_EVENTS = frozenset(e.value for e in WireEventType)
-PAGE = 500
+PAGE = MAX_LIST_LIMIT    # the biggest page `list` takes
 QUEUE_SHOWN = 20         # reviews listed in `summary` (HA records attributes only up to 16 KiB)
 UNKNOWN_RECHECK = 0.5    # seconds between `info` refreshes while qBittorrent's status is not known yet
 
