@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jellybit import clock
-from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import (
     TorrentIndex,
     can_stall,
@@ -85,7 +85,7 @@ class Worker:
     """Owns the poll loop and every worker-side state change; commands share its serializer."""
 
     def __init__(
-        self, store: Store, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
+        self, store: StorePort, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
         layouter: Layouter, *, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
         paths: PathsConfig | None = None, on_done: DoneCallback | None = None,
         reconnect_grace: float | None = None, appear_timeout: float = APPEAR_TIMEOUT,
