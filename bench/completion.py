@@ -38,11 +38,11 @@ from jellybit.adapters.store import Store
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import EventBus, EventType
+from jellybit.engine.events import EventBus, EventKind
 from jellybit.engine.worker import Worker
 from jellybit.transports.mqtt import MqttBridge
 from jellybit.transports.mqtt_engine import EngineState, build_handlers
-from tests.support.engine import ScriptedLayouter, ScriptedRecognizer
+from tests.support.engine import ScriptedLayouter, ScriptedRecognizer, source_guard
 from tests.support.mosquitto import start_mosquitto
 from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent
 
@@ -85,7 +85,7 @@ async def run(root: Path, rounds: int, interval: float, as_json: bool) -> None:
     worker = Worker(store, bus, QbittorrentClient(qbt), ScriptedRecognizer(), ScriptedLayouter(),
                     worker=WorkerConfig(poll_interval=interval), qbittorrent=qbt, reconnect_grace=0.0,
                     paths=PathsConfig(downloads=server.data_root, movies=root / "m", series=root / "s"))
-    commands = Commands(store, bus, worker)
+    commands = Commands(store, bus, worker, guard=source_guard(worker))
     state = EngineState(commands, bus, Config(mqtt=mqtt), sweep_interval=600, info_interval=600)
     bridge = MqttBridge(mqtt, handlers=build_handlers(commands), state=state, results=store)
     tasks = [asyncio.create_task(bridge.run()), asyncio.create_task(worker.run())]
@@ -144,7 +144,7 @@ async def one_round(admin: httpx.AsyncClient, store: Store, bus: EventBus, comma
     async def recognizing() -> float:
         async for event in events:
             if event.download_id == download_id and event.to_state is State.RECOGNIZING \
-                    and event.event_type is EventType.STATE_CHANGED:
+                    and event.event_type is EventKind.STATE_CHANGED:
                 return time.perf_counter()
         raise RuntimeError("the event bus closed")
 

@@ -203,7 +203,8 @@ def parse_episodes(text: str) -> list[int] | None:
     found: list[int] = []
     for part in cleaned.replace(" ", "").split(","):
         first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()) or len(first) > 5 or len(last) > 5:
+        # ASCII digits only: '²' is a digit to str.isdigit but not to int()
+        if not _number(first) or (dash and not _number(last)) or len(first) > 5 or len(last) > 5:
             return None
         low, high = int(first), int(last or first)
         if high < low or high - low > 49:
@@ -211,6 +212,10 @@ def parse_episodes(text: str) -> list[int] | None:
         found.extend(range(low, high + 1))
     unique = sorted(set(found))
     return unique if len(unique) <= 50 else None
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def episodes_text(episodes: Iterable[int]) -> str:

@@ -82,7 +82,7 @@ class TorrentIndex:
         self.torrents: tuple[TorrentInfo, ...] = tuple(values)
         self._by_hash: dict[str, TorrentInfo] = {}
         self._by_tag: dict[str, TorrentInfo] = {}
-        # Like core.matching.match_torrent: of several torrents with one tag, the oldest wins.
+        # Of several torrents with one tag, the oldest wins.
         for torrent in sorted(self.torrents, key=_age_key):
             for value in torrent.hashes():
                 self._by_hash.setdefault(value, torrent)

@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jellybit import clock
-from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import (
     TorrentIndex,
     can_stall,
@@ -36,7 +36,7 @@ from jellybit.core.torrent_state import (
     view_fields,
 )
 from jellybit.engine.completion_hook import CompletionHook
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.retries import OutageRecovery, OutageRetries
@@ -85,7 +85,7 @@ class Worker:
     """Owns the poll loop and every worker-side state change; commands share its serializer."""
 
     def __init__(
-        self, store: Store, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
+        self, store: StorePort, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
         layouter: Layouter, *, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
         paths: PathsConfig | None = None, on_done: DoneCallback | None = None,
         reconnect_grace: float | None = None, appear_timeout: float = APPEAR_TIMEOUT,
@@ -448,7 +448,7 @@ class Worker:
             return download
         download = await self.store.get_download(download.id)
         if added:
-            self._publish(EventType.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
+            self._publish(EventKind.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
         return download
 
     def _name_field(self, download: Download, torrent: TorrentInfo) -> dict[str, Any]:
@@ -464,15 +464,15 @@ class Worker:
             return download
         download = await self.store.update_download(download.id, **changed)
         if changed.keys() & PROGRESS_KEYS:
-            self._publish(EventType.PROGRESS, download, {
+            self._publish(EventKind.PROGRESS, download, {
                 "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
                 "torrent_state": download.torrent_state, "size": download.total_size})
         if changed.keys() - PROGRESS_KEYS - {"source_miss_count"}:
-            self._publish(EventType.DOWNLOAD_UPDATED, download,
+            self._publish(EventKind.DOWNLOAD_UPDATED, download,
                           {k: v for k, v in changed.items() if k not in PROGRESS_KEYS})
         return download
 
-    def _publish(self, kind: EventType, download: Download, data: dict[str, Any]) -> None:
+    def _publish(self, kind: EventKind, download: Download, data: dict[str, Any]) -> None:
         self.bus.publish(Event(kind, download.id, name=download.display_name, to_state=download.state,
                                data=data))
 

@@ -27,8 +27,8 @@ from jellybit.core.limits import (
     MIN_YEAR,
 )
 from jellybit.core.links import LinkStatus
-from jellybit.core.plan import MediaType, Recommendation, Role
 from jellybit.core.providers import Provider
+from jellybit.core.records import MediaType, Recommendation, Role
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, Actor, State
 
 __all__ = [

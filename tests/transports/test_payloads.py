@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jellybit.core.models import Download, Infohash
-from jellybit.core.plan import Candidate, MediaType, Plan, Recognition
+from jellybit.core.records import Candidate, MediaType, Plan, Recognition
 from jellybit.core.states import State
 from jellybit.engine.results import DownloadPage
 from jellybit.protocol import Command, DownloadPayload, Provider, Response, response_model

@@ -7,9 +7,9 @@ from pathlib import PurePosixPath
 import pytest
 
 from jellybit.core.names import episode_code, extras_folder, id_tag, season_folder, version_label
-from jellybit.core.naming import layout_reasons, layout_targets, parse_title_folder, title_folder
-from jellybit.core.plan import MediaType, Plan, PlanItem, Role, Work
+from jellybit.core.records import MediaType, Plan, PlanItem, Role, Work
 from jellybit.core.sidecars import normalize_flags, normalize_language, track_title
+from jellybit.core.targets import layout_reasons, layout_targets, parse_title_folder, title_folder
 from tests.support import jellyfin_oracle as jf
 
 MOVIE = Work(MediaType.MOVIE, "Film", 2010, "tmdb", "65567")
@@ -525,7 +525,7 @@ def test_no_work_at_all_places_nothing() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from jellybit.adapters.containment import resolve_target  # noqa: E402
+from jellybit.adapters.library.roots import resolve_target  # noqa: E402
 from jellybit.core.sanitize import is_sanitized, is_within  # noqa: E402
 from tests.support.path_props import assert_safe_component, tricky_text  # noqa: E402
 
