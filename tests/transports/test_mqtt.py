@@ -206,11 +206,17 @@ async def test_review_flow_publishes_review_and_events(
             detail = await client.request(Command.GET, {"id": download_id})
             assert [t.to for t in detail.data.timeline][:3] == ["queued", "downloading", "recognizing"]
             candidate = detail.data.recognition.candidates[0].id
-            applied = await client.request(Command.APPLY, {"id": download_id, "candidate_id": candidate})
+            applied = await client.request(Command.APPLY, {"id": download_id, "candidate_id": candidate,
+                                                           "overrides": {"year": 2001}})
             assert applied.status == "ok", applied.error
             await engine.settle(download_id, State.DONE)
             await eventually_retained(config, topics.download(download_id),
                                       lambda v: v and v["state"] == "done")
+            # `get` read into its model: the pinned year (as stored), the whole timeline, the state.
+            laid = (await client.request(Command.GET, {"id": download_id})).data
+            assert laid.overrides.year == 2001
+            assert (laid.timeline[-1].from_, laid.timeline[-1].to) == (State.APPLYING, State.DONE)
+            assert laid.download.state is State.DONE
             again = await client.request(Command.APPLY, {"id": download_id})
             assert again.status == "error"
             assert await retained(config, topics.review(download_id), within=0.5) is None
