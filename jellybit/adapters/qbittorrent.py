@@ -350,31 +350,40 @@ class QbittorrentClient:
         return [t.to_info() for t in self._parse(response, "torrents/info", _TORRENTS.validate_json)]
 
     async def sync(self) -> SyncSnapshot:
-        """Poll `sync/maindata` from the last `rid` and merge the deltas into the running view."""
+        """Poll `sync/maindata` from the last `rid`; merge the deltas and say which torrents changed.
+
+        Only the torrents the answer names are parsed again; a full answer (the first, or after
+        qBittorrent restarted) names every torrent as changed. The snapshot's `torrents` is a
+        read-only view of the client's running state, valid until the next `sync()`.
+        """
         async with self._sync_lock:
             response = await self._call("GET", "sync/maindata", params={"rid": self._rid})
             data = self._parse(response, "sync/maindata", _MainData.model_validate_json)
-            raw = {} if data.full_update else dict(self._raw)
-            view = {} if data.full_update else dict(self._view)
-            removed = [h.lower() for h in data.torrents_removed]
-            for h in removed:
-                raw.pop(h, None)
-                view.pop(h, None)
+            previous = {} if data.full_update else self._raw
+            parsed: dict[str, tuple[dict[str, Any], TorrentInfo]] = {}
             try:
                 for key, partial in data.torrents.items():
                     h = key.lower()
-                    if not partial and h in view:
+                    if not partial and h in previous:
                         continue
-                    merged = {**raw.get(h, {}), **partial, "hash": h}
-                    view[h] = _Torrent.model_validate(merged).to_info()
-                    raw[h] = merged
+                    merged = {**previous.get(h, {}), **partial, "hash": h}
+                    parsed[h] = (merged, _Torrent.model_validate(merged).to_info())
             except ValidationError:
                 raise self._error("sync/maindata: unexpected torrent fields") from None
+            # Everything is parsed: only now change the running state, so a bad answer leaves it whole.
+            removed = [h.lower() for h in data.torrents_removed]
             if data.full_update:
-                removed += [h for h in self._view if h not in view and h not in removed]
-            self._raw, self._view, self._rid = raw, view, data.rid
-            return SyncSnapshot(torrents=MappingProxyType(dict(view)), removed=tuple(removed),
-                                full_update=data.full_update)
+                removed += [h for h in self._view if h not in parsed and h not in removed]
+                self._raw, self._view = {}, {}
+            for h in removed:
+                self._raw.pop(h, None)
+                self._view.pop(h, None)
+            for h, (merged, info) in parsed.items():
+                self._raw[h] = merged
+                self._view[h] = info
+            self._rid = data.rid
+            return SyncSnapshot(torrents=MappingProxyType(self._view), removed=tuple(removed),
+                                full_update=data.full_update, changed=frozenset(parsed))
 
     async def files(self, torrent_hash: str) -> list[TorrentFile]:
         """The files of one torrent (`name` relative to its save path)."""
