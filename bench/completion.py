@@ -73,7 +73,7 @@ async def run(root: Path, rounds: int, interval: float, as_json: bool) -> None:
     cli_config.write_text(f'[mqtt]\nurl = "{broker.url}"\nbase_topic = "{base}"\n')
     programs = {
         "poll": "",
-        "hook cli": f"env PYTHONPATH={ROOT} {sys.executable} -m jellybit.transports.cli "
+        "hook cli": f"env PYTHONPATH={ROOT} {sys.executable} -m jellybit "
                     f"--config {cli_config} notify %I",
         "hook pub": f"mosquitto_pub -h 127.0.0.1 -p {broker.port} -q 1 -t {base}/request/notify -m %I",
     }

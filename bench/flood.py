@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> None:
         config = write_config(root, mqtt_port, base, args.unbounded)
         asyncio.run(seed(root / "jellybit.db", args.downloads))
         with (root / "worker.log").open("wb") as log:
-            command = [sys.executable, "-m", "jellybit.transports.cli", "--config", str(config), "run"]
+            command = [sys.executable, "-m", "jellybit", "--config", str(config), "run"]
             worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=log)
         try:

@@ -403,7 +403,7 @@ def check_ports(ports: Mapping[str, int], *, panel: bool) -> None:
 
 def panel_available() -> bool:
     """Tell whether this checkout has the `jellybit panel` subcommand yet."""
-    from jellybit.transports.cli import build_parser
+    from jellybit.cli.local import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -463,7 +463,7 @@ def summary(paths: StackPaths, config: Config, *, panel: bool) -> str:
 
 
 async def _healthy(config: Config) -> list[str]:
-    from jellybit.transports.cli_health import healthcheck
+    from jellybit.cli.health import healthcheck
 
     checks = await healthcheck(config, database=True, bus=True, timeout=1.0)
     return [f"{c.name}: {c.detail}" for c in checks if not c.ok]

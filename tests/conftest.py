@@ -32,6 +32,7 @@ pytest_plugins = [
     "tests.support.decisions",
     "tests.support.fake_telegram",
     "tests.support.telegram_bot",
+    "tests.support.worker_process",
 ]
 
 

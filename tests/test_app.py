@@ -66,7 +66,7 @@ class WorkerProcess:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jellybit.transports.cli", "--config", str(checked(self.config)),
+                [sys.executable, "-m", "jellybit", "--config", str(checked(self.config)),
                  "run"],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env(),
             )

@@ -12,20 +12,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
-import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from jellybit.client import client_options
 from jellybit.config import MqttConfig
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
@@ -77,37 +75,6 @@ def encode(data: Any) -> bytes:
     if hasattr(data, "model_dump"):
         data = data.model_dump(mode="json", by_alias=True)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
-
-
-def client_options(config: MqttConfig, identifier: str, will: aiomqtt.Will | None) -> dict[str, Any]:
-    """aiomqtt.Client keyword arguments from the config (TCP_NODELAY, v5, TLS, credentials)."""
-    url = urlsplit(config.url)
-    secure = url.scheme == "mqtts"
-    options: dict[str, Any] = {
-        "hostname": url.hostname or "127.0.0.1",
-        "port": url.port or (8883 if secure else 1883),
-        "identifier": identifier,
-        "protocol": aiomqtt.ProtocolVersion.V5,
-        "keepalive": config.keepalive,
-        "timeout": 10,
-        "will": will,
-        # Without NODELAY, QoS 1 request/response pays Nagle + delayed ACK (~90 ms each).
-        "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        "clean_start": True,
-    }
-    if config.username:
-        options["username"] = config.username
-        options["password"] = config.password.get_secret_value() if config.password else None
-    if secure:
-        context = ssl.create_default_context(cafile=str(config.tls.ca_file) if config.tls.ca_file else None)
-        if config.tls.cert_file:
-            context.load_cert_chain(str(config.tls.cert_file),
-                                    str(config.tls.key_file) if config.tls.key_file else None)
-        if config.tls.insecure:
-            context.check_hostname = False
-        options["tls_context"] = context
-        options["tls_insecure"] = config.tls.insecure
-    return options
 
 
 class MqttBridge:

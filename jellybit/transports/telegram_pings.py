@@ -21,7 +21,7 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from jellybit import clock
-from jellybit.adapters.store.telegram import PingStatus, TelegramPing
+from jellybit.core.pings import PingStatus, TelegramPing
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventType, Subscription

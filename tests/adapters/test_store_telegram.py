@@ -8,8 +8,8 @@ import pytest
 
 from jellybit import clock
 from jellybit.adapters.store import Store
-from jellybit.adapters.store.telegram import PingStatus
 from jellybit.core.models import Infohash, NewDownload
+from jellybit.core.pings import PingStatus
 
 LATER = "2999-01-01T00:00:00.000000Z"
 

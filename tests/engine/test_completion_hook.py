@@ -78,7 +78,7 @@ async def test_a_finished_torrent_reaches_recognition_through_the_hook_not_the_n
     cli_config = tmp_path / "cli.toml"
     cli_config.write_text(f'[mqtt]\nurl = "{mosquitto.url}"\nbase_topic = "{base}"\n')
     # What a user configures: `jellybit notify %I` (here the CLI module of this checkout).
-    command = (f"env PYTHONPATH={ROOT} {sys.executable} -m jellybit.transports.cli --config {cli_config} "
+    command = (f"env PYTHONPATH={ROOT} {sys.executable} -m jellybit --config {cli_config} "
                "notify %I")
     # Polls an hour apart and no faster polling near the end: only the hook can bring the torrent in.
     engine = await make_engine(hookable.config(completion_hook=True, completion_command=command),

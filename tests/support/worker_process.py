@@ -1,6 +1,6 @@
 """`jellybit run` as a real child process, and a raw MQTT observer, for tests that kill things.
 
-The worker runs as `python -m jellybit.transports.cli --config FILE run` with an environment
+The worker runs as `python -m jellybit --config FILE run` with an environment
 without pytest's variables, exactly as a user would start it.
 """
 
@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,7 +25,7 @@ from jellybit.config import load_config
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
-CLI = [sys.executable, "-m", "jellybit.transports.cli"]
+CLI = [sys.executable, "-m", "jellybit"]
 
 
 def process_env(**extra: str) -> dict[str, str]:
@@ -173,3 +174,12 @@ async def eventually_retained(url: str, topic: str, predicate: Any, *, within: f
 def as_json(payload: bytes) -> Any:
     """Decode a JSON payload (an empty retained payload is None)."""
     return json.loads(payload) if payload else None
+
+
+@pytest.fixture
+def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
+    """A real `jellybit run` process on the test's broker (qBittorrent unreachable), stopped after."""
+    process = WorkerProcess(worker_config(tmp_path, mqtt_url=mosquitto.url), tmp_path / "worker.log")
+    process.start()
+    yield process
+    process.close()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import httpx
 
-from jellybit.adapters.store.telegram import PingStatus, TelegramPing
+from jellybit.core.pings import PingStatus, TelegramPing
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 from tests.support.qbittorrent import eventually
 from tests.support.services import free_port

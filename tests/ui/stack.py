@@ -2,7 +2,7 @@
 
 `Stack` writes one TOML for both (the test's broker and base topic, qBittorrent, a temp media tree,
 the fake TMDB from tests/support/fake_metadata.py, posters from a loopback image server) and runs
-`python -m jellybit.transports.cli --config FILE run|panel` as children without PYTEST_CURRENT_TEST
+`python -m jellybit --config FILE run|panel` as children without PYTEST_CURRENT_TEST
 (NiceGUI would otherwise think it runs under pytest). Nothing here talks beyond 127.0.0.1.
 """
 
@@ -67,7 +67,7 @@ class Child:
         assert_loopback_config(load_config(self.config, env=env))
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jellybit.transports.cli", "--config", str(self.config), self.command],
+                [sys.executable, "-m", "jellybit", "--config", str(self.config), self.command],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, cwd=self.cwd)
 
     def stop(self, *, kill: bool = False) -> None:

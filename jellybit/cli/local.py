@@ -1,5 +1,5 @@
-"""The `jellybit` command line: run the worker, migrate, check the config, parse release names,
-and send any command to the worker over MQTT."""
+"""The `jellybit` command line: the parser, the local verbs (run, panel, migrate, check-config, parse,
+recognize, healthcheck) and `main`; the remote verbs are in `remote.py`."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from jellybit.errors import ConfigError, JellybitError
 from jellybit.logs import setup_logging
 
 log = logging.getLogger(__name__)
+
+DESCRIPTION = ("Jellybit: torrents into a Jellyfin library. Run the worker, migrate, check the config, "
+               "parse release names, and send any command to the worker over MQTT.")
 
 EXIT_OK = 0
 EXIT_ERROR = 1           # the command failed (an error response, a domain error)
@@ -107,14 +110,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     """Parse release names (arguments, or one per line on stdin) into JSON lines."""
-    from jellybit.transports.parse_cli import run
+    from jellybit.cli.parse import run
 
     return run(list(args.names), sys.stdin, sys.stdout)
 
 
 def cmd_recognize(args: argparse.Namespace) -> int:
     """Dry-run recognition with the configured providers; nothing is stored or laid out."""
-    from jellybit.transports.cli_recognize import run_recognize
+    from jellybit.cli.recognize import run_recognize
 
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
@@ -140,7 +143,7 @@ def cmd_panel(args: argparse.Namespace) -> int:
 
 def cmd_remote(args: argparse.Namespace) -> int:
     """Send a command to the worker over MQTT."""
-    from jellybit.transports.cli_remote import run_remote
+    from jellybit.cli.remote import run_remote
 
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
@@ -153,7 +156,7 @@ def cmd_remote(args: argparse.Namespace) -> int:
 
 def cmd_healthcheck(args: argparse.Namespace) -> int:
     """Check the database, the broker and that the worker answers."""
-    from jellybit.transports.cli_health import run_healthcheck
+    from jellybit.cli.health import run_healthcheck
 
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
@@ -163,7 +166,7 @@ def cmd_healthcheck(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="jellybit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="jellybit", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"jellybit {__version__}")
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: $JELLYBIT_CONFIG, "
                         "else var/local/jellybit.toml of the local stack)")
@@ -198,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
-    from jellybit.transports.cli_remote import add_remote_commands
+    from jellybit.cli.remote import add_remote_commands
 
     add_remote_commands(sub, cmd_remote)
     return parser

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jellybit.transports.cli import EXIT_NO_ANSWER, LOCAL_CONFIG, find_config
+from jellybit.cli.local import EXIT_NO_ANSWER, LOCAL_CONFIG, find_config
 from tests.support.fake_metadata import Catalogue, FakeTitle, FakeTmdb
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent, wait_for

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jellybit.transports.parse_cli import KEYS, run
+from jellybit.cli.parse import KEYS, run
 
 
 def lines(text: str) -> list[dict[str, object]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jellybit.transports.cli_remote import _ranges, format_title
+from jellybit.cli.remote import _ranges, format_title
 from tests.support.mosquitto import Broker
 from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli
 

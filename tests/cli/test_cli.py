@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from jellybit.adapters.store import load_migrations
-from jellybit.transports import cli
+from jellybit.cli import local as cli
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `python -m jellybit.transports.cli ARGS` with a clean JELLYBIT_CONFIG."""
+    """Run `python -m jellybit ARGS` with a clean JELLYBIT_CONFIG."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("JELLYBIT_")}
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "jellybit.transports.cli", *args],
+        [sys.executable, "-m", "jellybit", *args],
         capture_output=True, text=True, env=environ, timeout=60, check=False,
     )
 
@@ -89,8 +89,8 @@ def test_add_with_a_torrent_file_that_cannot_be_read_is_a_usage_error(tmp_path: 
 
 
 def test_a_confirmation_error_names_the_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from jellybit.cli.remote import _print_response
     from jellybit.protocol import ErrorBody, Response
-    from jellybit.transports.cli_remote import _print_response
 
     args = cli.build_parser().parse_args(["cancel", "01jf", "--delete-data"])
     answer = Response(status="error", error=ErrorBody(code="confirmation_required",

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from jellybit.cli.show import candidate_by_number, review_block
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
 from jellybit.protocol import Command, DownloadPayload, Response
-from jellybit.transports.cli_show import candidate_by_number, review_block
 
 EXIT_OK = 0
 EXIT_ERROR = 1

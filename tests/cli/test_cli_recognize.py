@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from jellybit.cli.recognize import read_file_list, run_recognize
 from jellybit.config import Config, MetadataConfig, TvmazeConfig
 from jellybit.errors import InvalidArgument
-from jellybit.transports.cli_recognize import read_file_list, run_recognize
 from tests.support.torrents import make_content, make_torrent
 
 # No provider at all (TVMaze is on by default and would reach api.tvmaze.com).

@@ -1,0 +1,7 @@
+"""`python -m jellybit.cli`: the same as the `jellybit` command."""
+
+import sys
+
+from jellybit.cli.local import main
+
+sys.exit(main())
