@@ -77,9 +77,9 @@ class ActiveDownloads:
     async def refresh(self) -> set[str]:
         """Bring the copy up to date; return the ids read again (every id after a full read)."""
         if self._stale:
-            self._stale = False
             self._dirty.clear()          # marks made while the read runs stay for the next refresh
             rows = await self.store.active_downloads()
+            self._stale = False          # only now: a read that failed is tried again next cycle
             gone = set(self._by_id) - {d.id for d in rows}
             for download_id in gone:
                 self._drop(download_id)
@@ -89,8 +89,12 @@ class ActiveDownloads:
         if not self._dirty:
             return set()
         ids, self._dirty = self._dirty, set()
-        for download_id in ids:
-            await self.reread(download_id, clear=False)
+        try:
+            for download_id in ids:
+                await self.reread(download_id, clear=False)
+        except BaseException:
+            self._dirty |= ids           # read them again next cycle (a second read does no harm)
+            raise
         return ids
 
     async def reread(self, download_id: str, *, clear: bool = True) -> Download | None:
