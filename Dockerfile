@@ -4,6 +4,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY jellybit ./jellybit
+COPY migrations ./migrations
 COPY ui ./ui
 RUN pip install . && useradd --uid 1000 --user-group --create-home jellybit \
     && mkdir -p /var/lib/jellybit /var/lib/jellybit-panel \

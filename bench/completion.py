@@ -38,7 +38,7 @@ from jellybit.adapters.store import Store
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import EventBus, EventType
+from jellybit.engine.events import EventBus, EventKind
 from jellybit.engine.worker import Worker
 from jellybit.transports.mqtt import MqttBridge
 from jellybit.transports.mqtt_engine import EngineState, build_handlers
@@ -144,7 +144,7 @@ async def one_round(admin: httpx.AsyncClient, store: Store, bus: EventBus, comma
     async def recognizing() -> float:
         async for event in events:
             if event.download_id == download_id and event.to_state is State.RECOGNIZING \
-                    and event.event_type is EventType.STATE_CHANGED:
+                    and event.event_type is EventKind.STATE_CHANGED:
                 return time.perf_counter()
         raise RuntimeError("the event bus closed")
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from jellybit.adapters.store import Store  # noqa: E402
 from jellybit.core.models import Download  # noqa: E402
-from jellybit.core.plan import Recognition  # noqa: E402
+from jellybit.core.records import Recognition  # noqa: E402
 from jellybit.engine.layout import LayoutEngine  # noqa: E402
 from tests.support import fault_scenarios  # noqa: E402
 from tests.support.fault_stack import FaultStack, RestartableBroker, worker_config  # noqa: E402

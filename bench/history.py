@@ -41,8 +41,8 @@ from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.links import LinkStatus, NewLink
 from jellybit.core.models import Infohash, NewDownload
-from jellybit.core.plan import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.ports import TorrentInfo
+from jellybit.core.records import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.commands import Commands

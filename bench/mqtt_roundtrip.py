@@ -43,8 +43,8 @@ from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
 from jellybit.client import JellybitClient
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
-from jellybit.core.plan import RecognitionDraft
 from jellybit.core.ports import RecognitionRequest
+from jellybit.core.records import RecognitionDraft
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
 from jellybit.engine.layout import LayoutEngine

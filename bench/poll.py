@@ -45,7 +45,7 @@ from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.states import State
 from jellybit.engine import ingest
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.worker import Worker
 from tests.support.engine import ScriptedLayouter, ScriptedRecognizer
 from tests.support.qbittorrent import QbittorrentProcess, magnet
@@ -149,7 +149,7 @@ class Bench:
                     self.store, source=magnet(infohash, name),
                     max_torrent_bytes=self.worker.config.max_torrent_bytes, tag_prefix=self.qbt.tag_prefix)
                 # As Commands.add does: the worker reads a download again only when told of a change.
-                self.worker.bus.publish(Event(EventType.ADDED, result.download.id, to_state=State.QUEUED))
+                self.worker.bus.publish(Event(EventKind.ADDED, result.download.id, to_state=State.QUEUED))
                 batch.append((infohash, name, result.download.qbt_tag))
             sent.append(asyncio.create_task(self._send_batch(batch, gate)))
         ingested = time.perf_counter()

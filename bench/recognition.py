@@ -13,11 +13,11 @@ import time
 from jellybit import ident
 from jellybit.config import RecognitionConfig
 from jellybit.core.models import Download
-from jellybit.core.plan import Candidate, MediaType, SourceFile
 from jellybit.core.ports import MetadataQuery, RecognitionRequest
+from jellybit.core.records import Candidate, MediaType, SourceFile
 from jellybit.core.release import parse_release
 from jellybit.core.states import State
-from jellybit.engine.recognizer import Recognizer
+from jellybit.engine.recognizer import RecognitionEngine
 
 GB = 1024**3
 SEASONS = {str(s): 50 for s in range(1, 41)}
@@ -58,7 +58,7 @@ def anime_pack(count: int) -> list[SourceFile]:
 
 async def measure(files: list[SourceFile], name: str) -> tuple[float, int]:
     parse_release.cache_clear()
-    recognizer = Recognizer(llm=None, providers=[InstantProvider()], config=RecognitionConfig())
+    recognizer = RecognitionEngine(llm=None, providers=[InstantProvider()], config=RecognitionConfig())
     download = Download(ident.new_id(), "magnet", "magnet:?", name, "", State.RECOGNIZING, "t", "", "")
     started = time.perf_counter()
     draft = await recognizer.recognize(RecognitionRequest(download=download, files=tuple(files)))

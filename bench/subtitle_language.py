@@ -218,8 +218,8 @@ def pack_cost(episodes: int = 1000) -> None:
     from jellybit.config import PathsConfig
     from jellybit.core.classify import classify
     from jellybit.core.models import Download
-    from jellybit.core.plan import SourceFile
-    from jellybit.core.planning import Overrides
+    from jellybit.core.numbering import Overrides
+    from jellybit.core.records import SourceFile
     from jellybit.core.states import State
     from jellybit.engine.layout_inspect import Sources
     from jellybit.engine.track_languages import settle_tracks

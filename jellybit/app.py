@@ -20,7 +20,7 @@ from jellybit.config import Config
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.layout import LayoutEngine
 from jellybit.engine.supervisor import Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
@@ -141,17 +141,11 @@ def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None)
 def _recognizer(config: Config, store: Store
                 ) -> tuple[Recognizer, list[Callable[[], Awaitable[Any]]], Any, list[Any]]:
     """The recognizer, what to close on stop, and its LLM and metadata providers (for status)."""
-    try:
-        from jellybit.engine.recognizer import Recognizer as RecognitionEngine
-    except ImportError:
-        from jellybit.engine.review_only import ReviewOnlyRecognizer
-
-        log.warning("no recognizer installed: every download goes to review")
-        return ReviewOnlyRecognizer(), [], None, []
     from jellybit.adapters.llm import OpenAiLlm
     from jellybit.adapters.metadata import build_providers, close_providers
     from jellybit.adapters.subtitles import FileSubtitleSampler
     from jellybit.engine.layout_inspect import Sources
+    from jellybit.engine.recognizer import RecognitionEngine
 
     llm = OpenAiLlm(config.llm) if config.llm.enabled else None
     providers = build_providers(config.metadata, store)
@@ -168,13 +162,11 @@ def _recognizer(config: Config, store: Store
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
             probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
-    try:
-        from jellybit.protocol import Topics
-        from jellybit.transports.homeassistant import HomeAssistantDiscovery
-        from jellybit.transports.mqtt import MqttBridge
-        from jellybit.transports.mqtt_engine import EngineState, build_handlers
-    except ImportError:  # pragma: no cover - the transports ship together with the engine
-        return None
+    from jellybit.protocol import Topics
+    from jellybit.transports.homeassistant import HomeAssistantDiscovery
+    from jellybit.transports.mqtt import MqttBridge
+    from jellybit.transports.mqtt_engine import EngineState, build_handlers
+
     state = EngineState(commands, bus, config, statuses=probes,
                         components=supervisor.status if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
@@ -221,7 +213,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
 
 def _publish_fault(bus: EventBus, fault: Fault) -> None:
     """A component failed or recovered: a `fault` event (MQTT `events`, and `info` refreshed)."""
-    bus.publish(Event(EventType.FAULT, fault.component, name=fault.component,
+    bus.publish(Event(EventKind.FAULT, fault.component, name=fault.component,
                       reason=fault.error or "recovered"))
 
 

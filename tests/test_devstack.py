@@ -1,4 +1,4 @@
-"""jellybit.devstack: the local stack's folder, generated config, service configs and crash cleanup."""
+"""devstack.stack: the local stack's folder, generated config, service configs and crash cleanup."""
 
 from __future__ import annotations
 
@@ -13,11 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
-
-from jellybit.config import load_config, parse_config
-from jellybit.devstack import (
+from devstack.stack import (
     StackError,
     StackPaths,
     check_ports,
@@ -29,6 +25,10 @@ from jellybit.devstack import (
     qbt_password_hash,
     stop_stale,
 )
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from jellybit.config import load_config, parse_config
 from tests.support.services import free_port
 
 PORTS = {"mqtt": 28830, "qbittorrent": 28080, "torrent": 28881, "panel": 28099}

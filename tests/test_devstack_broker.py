@@ -11,10 +11,10 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
+from devstack.broker import add_missing_keys, password_hash
+from devstack.stack import StackPaths, prepare
 
 from jellybit.config import load_config
-from jellybit.devstack import StackPaths, prepare
-from jellybit.devstack_broker import add_missing_keys, password_hash
 from tests.support.services import free_port, require_binary
 
 

@@ -9,12 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from devstack.metadata import PROMPTS, metadata_keys, metadata_toml
+from devstack.stack import StackPaths, config_text, prepare
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jellybit.config import load_config, parse_config
-from jellybit.devstack import StackPaths, config_text, prepare
-from jellybit.devstack_metadata import PROMPTS, metadata_keys, metadata_toml
+from tests import SCRIPTS
 from tests.support.services import free_port
 from tests.support.worker_process import process_env
 
@@ -113,14 +114,15 @@ def _read_until(fd: int, needle: bytes, timeout: float = 30.0) -> bytes:
 
 
 def test_in_a_terminal_the_keys_are_asked_for_without_echo(tmp_path: Path) -> None:
-    """`python -m jellybit.devstack prepare` on a real pseudo-terminal, as scripts/run-local runs it."""
+    """`python -m devstack prepare` on a real pseudo-terminal, as scripts/run-local runs it."""
     paths = StackPaths(tmp_path / "local")
     master, slave = os.openpty()
     env = process_env(**ports_env())
     for name in list(env):
         if name.startswith("JELLYBIT_METADATA_"):
             env.pop(name)
-    proc = subprocess.Popen([sys.executable, "-m", "jellybit.devstack", "prepare", "--dir", str(paths.root)],
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [SCRIPTS, env.get("PYTHONPATH")]))
+    proc = subprocess.Popen([sys.executable, "-m", "devstack", "prepare", "--dir", str(paths.root)],
                             stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
     try:

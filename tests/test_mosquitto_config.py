@@ -20,10 +20,10 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
+from devstack.broker import passwd_text
 
 from jellybit.client import JellybitClient
 from jellybit.config import MqttConfig
-from jellybit.devstack_broker import passwd_text
 from jellybit.protocol import Command, Topics
 from tests.support.bridge import start_bridge, stop_bridge
 from tests.support.engine import EngineFactory

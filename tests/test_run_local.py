@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devstack.stack import StackPaths, panel_available, stop_stale
 
 from jellybit.client import JellybitClient
 from jellybit.config import load_config
-from jellybit.devstack import StackPaths, panel_available, stop_stale
 from jellybit.protocol import Command
 from tests.support.network_guard import loopback_problems
 from tests.support.qbittorrent import magnet

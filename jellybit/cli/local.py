@@ -27,7 +27,7 @@ EXIT_ERROR = 1           # the command failed (an error response, a domain error
 EXIT_USAGE = 2           # bad arguments (argparse uses 2 as well)
 EXIT_CONFIG = 3          # the configuration is invalid
 EXIT_NO_ANSWER = 4       # no answer from the worker (reserved for commands over MQTT)
-LOCAL_DIR_ENV = "JELLYBIT_LOCAL_DIR"                  # scripts/run-local's folder (jellybit.devstack)
+LOCAL_DIR_ENV = "JELLYBIT_LOCAL_DIR"                  # scripts/run-local's folder (scripts/devstack)
 LOCAL_CONFIG = Path("var") / "local" / "jellybit.toml"   # where scripts/run-local writes its config
 
 

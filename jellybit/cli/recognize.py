@@ -19,10 +19,10 @@ from jellybit.config import Config
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.identity import parse_torrent
 from jellybit.core.models import Download
-from jellybit.core.naming import layout_targets
-from jellybit.core.plan import MediaType, RecognitionDraft, SourceFile, Work
 from jellybit.core.ports import RecognitionRequest
+from jellybit.core.records import MediaType, RecognitionDraft, SourceFile, Work
 from jellybit.core.states import State
+from jellybit.core.targets import layout_targets
 from jellybit.errors import InvalidArgument
 
 
@@ -63,7 +63,7 @@ async def recognize(config: Config, *, name: str, files: tuple[SourceFile, ...],
     """Run the configured recognizer once and return the result as JSON-ready data."""
     from jellybit.adapters.llm import OpenAiLlm
     from jellybit.adapters.metadata import build_providers, close_providers
-    from jellybit.engine.recognizer import Recognizer
+    from jellybit.engine.recognizer import RecognitionEngine
 
     llm = OpenAiLlm(config.llm) if config.llm.enabled else None
     providers = build_providers(config.metadata, None)
@@ -71,7 +71,7 @@ async def recognize(config: Config, *, name: str, files: tuple[SourceFile, ...],
     download = Download(id=ident.new_id(), source_type="dry-run", source_ref=name, display_name=name,
                         context=context, state=State.RECOGNIZING, qbt_tag="", created_at=now, updated_at=now)
     try:
-        recognizer = Recognizer(llm=llm, providers=providers, config=config.recognition)
+        recognizer = RecognitionEngine(llm=llm, providers=providers, config=config.recognition)
         draft = await recognizer.recognize(RecognitionRequest(download=download, files=files, hints=hints))
     finally:
         await close_providers(providers)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from jellybit.core.languages import GENERIC_WORDS, TrackInfo, read_track, words
-from jellybit.core.plan import PlanItem, Role, SourceFile
+from jellybit.core.records import PlanItem, Role, SourceFile
 
 # ------------------------------------------------------------------------------------------- the rules
 # Every classification rule lives in this block; the code below only applies it.

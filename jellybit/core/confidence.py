@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from jellybit.config import RecognitionConfig
 from jellybit.core.countries import country_code, split_country
-from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.reasons import PENALTIES, reason
+from jellybit.core.records import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.titles import PREFIX_DISTANCE, titles_distance
 
 PROVIDER_NAMES = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
@@ -235,7 +235,18 @@ def numbering_reasons(items: Sequence[PlanItem], match: Candidate | None, series
     return found
 
 
-def recommend(reasons: Sequence[Reason], config: RecognitionConfig, *,
+class Thresholds(Protocol):
+    """The distance cut-offs a recommendation uses (the config's `[recognition]` section has them)."""
+
+    @property
+    def strong_distance(self) -> float: ...
+    @property
+    def medium_distance(self) -> float: ...
+    @property
+    def low_distance(self) -> float: ...
+
+
+def recommend(reasons: Sequence[Reason], config: Thresholds, *,
               confirmed: bool) -> tuple[float, Recommendation]:
     """Turn the reasons into (distance, recommendation) with the configured thresholds.
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from jellybit.core.context import ContextReading, Finding, read_context
-from jellybit.core.plan import Candidate, Reason
-from jellybit.core.planning import FileOverride, Overrides
+from jellybit.core.numbering import FileOverride, Overrides
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.reasons import reason
+from jellybit.core.records import Candidate, Reason
 from jellybit.core.release import Release
 from jellybit.core.titles import normalize_title, transliterate
 

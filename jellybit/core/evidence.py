@@ -21,8 +21,8 @@ from jellybit.core.confidence import (
     untagged,
 )
 from jellybit.core.context_use import Stated
-from jellybit.core.plan import Candidate, MediaType, PlanItem, Role
-from jellybit.core.planning import Overrides
+from jellybit.core.numbering import Overrides
+from jellybit.core.records import Candidate, MediaType, PlanItem, Role
 from jellybit.core.titles import titles_distance
 
 MATCH = "match"

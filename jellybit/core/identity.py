@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from jellybit.core import bencoding
 from jellybit.core.models import Infohash
-from jellybit.core.plan import SourceFile
+from jellybit.core.records import SourceFile
 from jellybit.errors import InvalidSource
 
 MAX_MAGNET_CHARS = 64 * 1024

@@ -1,7 +1,7 @@
 """Jellyfin name pieces: title folders, seasons, episode codes, labels, extras folders (pure).
 
 Every rule cites the Jellyfin source it follows; docs/naming.md has the examples.
-jellybit.core.naming assembles these pieces into target paths.
+jellybit.core.targets assembles these pieces into target paths.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from jellybit.core.plan import MediaType, Work
+from jellybit.core.records import MediaType, Work
 from jellybit.core.sanitize import clean_text, sanitize_component, truncate_utf8
 
 MOVIES = "movies"

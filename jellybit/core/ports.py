@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from jellybit.core.models import Download
-from jellybit.core.plan import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
+from jellybit.core.records import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
 
 # ---------------------------------------------------------------- qBittorrent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jellybit.core.plan import Reason
+from jellybit.core.records import Reason
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,6 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("target_collision", 0.0, True, "two files of the plan would get the same target"),
     Penalty("unplaced_file", 0.0, True, "a video of the plan has no target"),
     Penalty("unplaced_track", 0.0, False, "a subtitle, audio or extra file has no target and is left out"),
-    Penalty("no_recognizer", 0.0, True, "automatic recognition is not installed"),
 )}
 
 

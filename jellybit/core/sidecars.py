@@ -13,7 +13,7 @@ import functools
 import re
 
 from jellybit.core.names import source_ext
-from jellybit.core.plan import PlanItem
+from jellybit.core.records import PlanItem
 from jellybit.core.sanitize import clean_text, sanitize_component, truncate_utf8
 
 FLAG_ORDER = ("default", "forced", "sdh")

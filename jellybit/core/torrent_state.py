@@ -138,7 +138,7 @@ class TorrentIndex:
 
 
 def _oldest(bucket: dict[str, TorrentInfo] | None) -> TorrentInfo | None:
-    """Like core.matching.match_torrent: of several torrents under one key, the oldest wins."""
+    """Of several torrents under one key (a tag copied by hand), the oldest wins."""
     if not bucket:
         return None
     if len(bucket) == 1:

@@ -18,9 +18,9 @@ from jellybit.core.confidence import reason
 from jellybit.core.frozen import evolve
 from jellybit.core.languages import language_code
 from jellybit.core.names import source_ext
-from jellybit.core.plan import PlanItem, Reason, Role
-from jellybit.core.planning import Overrides
+from jellybit.core.numbering import Overrides
 from jellybit.core.ports import LlmFileAnswer, SubtitleSample
+from jellybit.core.records import PlanItem, Reason, Role
 from jellybit.core.subtitle_text import TEXT_EXTENSIONS
 
 MAX_READ = 40                    # subtitle files read per download, whatever its size

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jellybit.core.confidence import candidate_countries, untagged
-from jellybit.core.plan import Candidate, MediaType
+from jellybit.core.records import Candidate, MediaType
 from jellybit.core.titles import normalize_title, titles_distance
 
 ID_KEYS = ("tmdb", "tvdb", "tvmaze", "imdb")

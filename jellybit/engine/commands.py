@@ -23,7 +23,7 @@ from jellybit.core.addresses import AllowList
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.engine import ingest as ingest_module
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import (
     AddResult,
     DownloadDetail,
@@ -122,10 +122,10 @@ class Commands:
         )
         download = result.download
         if result.created:
-            self.bus.publish(Event(EventType.ADDED, download.id, name=download.display_name,
+            self.bus.publish(Event(EventKind.ADDED, download.id, name=download.display_name,
                                    to_state=download.state, reason="added", actor=Actor.HUMAN))
         elif result.added_hashes:
-            self.bus.publish(Event(EventType.DOWNLOAD_UPDATED, download.id, name=download.display_name,
+            self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=download.display_name,
                                    to_state=download.state, data={"infohashes": list(result.added_hashes)}))
         self.worker.wake()
         return AddResult(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
@@ -194,7 +194,7 @@ class Commands:
             download = await self.store.get_download(download.id)
             self._require(download, (State.REVIEW,), "defer")
             download = await self.store.update_download(download.id, defer_until=clock.format_time(moment))
-        self.bus.publish(Event(EventType.DOWNLOAD_UPDATED, download.id, name=download.display_name,
+        self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=download.display_name,
                                to_state=download.state, actor=Actor.HUMAN,
                                data={"defer_until": download.defer_until}))
         return download

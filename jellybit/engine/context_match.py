@@ -5,8 +5,8 @@ from __future__ import annotations
 from jellybit.core.confidence import Reading
 from jellybit.core.context import ContextReading
 from jellybit.core.context_use import imdb_pick
-from jellybit.core.plan import Candidate, MediaType, Reason
-from jellybit.engine.matching import Match, Matcher
+from jellybit.core.records import Candidate, MediaType, Reason
+from jellybit.engine.metadata_match import Match, Matcher
 
 
 async def stated_pick(matcher: Matcher, stated: ContextReading, reading: Reading, outcome: Match,

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 DEFAULT_QUEUE_SIZE = 1000
 
 
-class EventType(StrEnum):
+class EventKind(StrEnum):
     """What happened to a download."""
 
     ADDED = "added"                        # a new download was created (ingest or adoption)
@@ -39,14 +39,14 @@ class EventType(StrEnum):
 
 
 # Events a full queue may lose: only the newest progress of a download matters.
-DROPPABLE: frozenset[EventType] = frozenset({EventType.PROGRESS})
+DROPPABLE: frozenset[EventKind] = frozenset({EventKind.PROGRESS})
 
 
 @dataclass(frozen=True)
 class Event:
     """One event about one download (`data` carries event-specific details, JSON-safe)."""
 
-    event_type: EventType
+    event_type: EventKind
     download_id: str
     name: str = ""
     from_state: State | None = None

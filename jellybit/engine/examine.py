@@ -21,7 +21,7 @@ from jellybit.core.ports import AddTorrent, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
 from jellybit.core.torrent_state import TorrentIndex, is_complete, is_error, near_completion, view_fields
 from jellybit.engine.active_set import ActiveDownloads
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.serial import Serializer
@@ -257,7 +257,7 @@ class Examiner:
         download = await self.store.get_download(download.id)
         self.active.put(download)
         if added:
-            self._publish(EventType.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
+            self._publish(EventKind.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
         return download
 
     def _name_field(self, download: Download, torrent: TorrentInfo) -> dict[str, Any]:
@@ -274,15 +274,15 @@ class Examiner:
         download = await self.store.update_download(download.id, **changed)
         self.active.put(download)
         if changed.keys() & PROGRESS_KEYS:
-            self._publish(EventType.PROGRESS, download, {
+            self._publish(EventKind.PROGRESS, download, {
                 "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
                 "torrent_state": download.torrent_state, "size": download.total_size})
         if changed.keys() - PROGRESS_KEYS - {"source_miss_count"}:
-            self._publish(EventType.DOWNLOAD_UPDATED, download,
+            self._publish(EventKind.DOWNLOAD_UPDATED, download,
                           {k: v for k, v in changed.items() if k not in PROGRESS_KEYS})
         return download
 
-    def _publish(self, kind: EventType, download: Download, data: dict[str, Any]) -> None:
+    def _publish(self, kind: EventKind, download: Download, data: dict[str, Any]) -> None:
         self.bus.publish(Event(kind, download.id, name=download.display_name, to_state=download.state,
                                data=data))
 

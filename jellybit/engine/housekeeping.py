@@ -10,7 +10,7 @@ from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor
 from jellybit.core.torrent_state import TorrentIndex
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.ingest import adopt
 from jellybit.engine.reconcile import Reconciler
 from jellybit.engine.serial import Serializer
@@ -76,7 +76,7 @@ class Housekeeping:
         download = result.download
         log.info("adopted a torrent added by hand", **for_download(download.id, name=torrent.name))
         if result.created:
-            self.bus.publish(Event(EventType.ADDED, download.id, name=download.display_name,
+            self.bus.publish(Event(EventKind.ADDED, download.id, name=download.display_name,
                                    to_state=download.state, reason="adopted", actor=Actor.WORKER))
         # Matching is by hash anyway; an adapter that can tag also makes it findable by its tag.
         add_tags = getattr(self.client, "add_tags", None)

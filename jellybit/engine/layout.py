@@ -32,11 +32,11 @@ from jellybit.core.links import (
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
-from jellybit.core.naming import layout_reasons, layout_targets
-from jellybit.core.plan import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
+from jellybit.core.records import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.states import State
+from jellybit.core.targets import layout_reasons, layout_targets
 from jellybit.engine import layout_journal as journal
 from jellybit.engine.gc_pause import gc_paused
 from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect

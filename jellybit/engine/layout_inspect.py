@@ -14,10 +14,10 @@ from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.frozen import evolve
 from jellybit.core.links import episode_numbers
-from jellybit.core.matching import translate_path
 from jellybit.core.models import Download
-from jellybit.core.plan import Plan, PlanItem, Reason, Role
+from jellybit.core.path_map import translate_path
 from jellybit.core.reasons import reason
+from jellybit.core.records import Plan, PlanItem, Reason, Role
 from jellybit.core.sanitize import is_sanitized
 from jellybit.errors import JellybitError, UnsafePath
 
@@ -81,11 +81,6 @@ class Sources:
         if self.guard.root_of(chosen) is None:
             raise UnsafePath(f"source {chosen} is outside the downloads directory {self.downloads}")
         return chosen, st
-
-
-def source_path(download: Download, source: str, paths: PathsConfig) -> Path:
-    """The local path of one torrent file; it must resolve inside `paths.downloads`."""
-    return Sources(download, paths).path(source)
 
 
 NOT_A_DIRECTORY = "not a directory"    # what a target's lstat says when a file stands for its folder

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jellybit.core.models import Download
-from jellybit.core.plan import Reason, RecognitionDraft
+from jellybit.core.records import Reason, RecognitionDraft
 from jellybit.engine.layout_inspect import Inspection
 
 MAX_AGE = 60.0

@@ -9,16 +9,16 @@ from typing import Any
 from jellybit.adapters.store import Store
 from jellybit.core.models import Download, Transition
 from jellybit.core.states import Actor, State
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
 # Entering one of these states also emits its own event after `state_changed`.
-_FOLLOW_UP: dict[State, EventType] = {
-    State.REVIEW: EventType.REVIEW_REQUESTED,
-    State.DONE: EventType.DONE,
-    State.FAILED: EventType.FAILED,
+_FOLLOW_UP: dict[State, EventKind] = {
+    State.REVIEW: EventKind.REVIEW_REQUESTED,
+    State.DONE: EventKind.DONE,
+    State.FAILED: EventKind.FAILED,
 }
 
 
@@ -70,9 +70,9 @@ def events_for(download: Download, transition: Transition) -> list[Event]:
         "actor": transition.actor,
         "at": transition.created_at,
     }
-    events = [Event(EventType.STATE_CHANGED, **base)]
+    events = [Event(EventKind.STATE_CHANGED, **base)]
     follow_up = _FOLLOW_UP.get(transition.to_state)
-    if follow_up is EventType.FAILED:
+    if follow_up is EventKind.FAILED:
         events.append(Event(follow_up, **base, data={"error_code": download.error_code,
                                                       "error_msg": download.error_msg}))
     elif follow_up is not None:

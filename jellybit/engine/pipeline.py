@@ -18,9 +18,9 @@ from dataclasses import replace
 
 from jellybit.adapters.store import Store
 from jellybit.core.models import Download
-from jellybit.core.plan import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
 from jellybit.core.reasons import blocking, in_words, reason
+from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import Actor, State
 from jellybit.engine.retries import RETRY_CODE, OutageRetries
 from jellybit.engine.serial import Serializer

@@ -22,18 +22,7 @@ from jellybit.core.confidence import (
 from jellybit.core.context import ContextReading
 from jellybit.core.context_use import Stated, read_stated, with_episode
 from jellybit.core.evidence import evidence_sources, with_evidence
-from jellybit.core.plan import (
-    Candidate,
-    MediaType,
-    Plan,
-    PlanItem,
-    Reason,
-    Recognition,
-    RecognitionDraft,
-    Role,
-    Work,
-)
-from jellybit.core.planning import (
+from jellybit.core.numbering import (
     Overrides,
     apply_llm_roles,
     apply_roles,
@@ -52,10 +41,21 @@ from jellybit.core.ports import (
     RecognitionRequest,
     SubtitleSampler,
 )
+from jellybit.core.records import (
+    Candidate,
+    MediaType,
+    Plan,
+    PlanItem,
+    Reason,
+    Recognition,
+    RecognitionDraft,
+    Role,
+    Work,
+)
 from jellybit.core.release import Release, parse_many, parse_release
 from jellybit.core.titles import titles_distance
 from jellybit.engine.context_match import stated_pick
-from jellybit.engine.matching import Match, Matcher, describe
+from jellybit.engine.metadata_match import Match, Matcher, describe
 from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
 from jellybit.logs import for_download
@@ -158,7 +158,7 @@ class _Understanding:
     llm_titles: tuple[str, ...] = ()
 
 
-class Recognizer:
+class RecognitionEngine:
     """Implements the Recognizer port; an LLM or provider outage becomes a reason, never an exception."""
 
     def __init__(self, *, llm: LlmClient | None, providers: Sequence[MetadataProvider],

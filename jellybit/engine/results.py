@@ -12,7 +12,7 @@ from typing import Any
 from jellybit.adapters.store.recognitions import Hint
 from jellybit.adapters.store.views import DownloadView
 from jellybit.core.models import Download, Transition
-from jellybit.core.plan import Recognition
+from jellybit.core.records import Recognition
 from jellybit.engine.reconcile import ReconcileProgress
 
 __all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",

@@ -6,9 +6,9 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from jellybit.core.models import Download
-from jellybit.core.plan import PlanItem, Reason
-from jellybit.core.planning import Overrides
+from jellybit.core.numbering import Overrides
 from jellybit.core.ports import LlmFileAnswer, SubtitleSample, SubtitleSampler
+from jellybit.core.records import PlanItem, Reason
 from jellybit.core.tracks import apply_samples, plan_sampling, settle_known, unknown_language
 from jellybit.errors import JellybitError
 from jellybit.logs import for_download

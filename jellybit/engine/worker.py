@@ -32,7 +32,7 @@ from jellybit.core.states import State
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
@@ -318,7 +318,7 @@ class Worker:
 
     def _event(self, event: Event) -> None:
         # An add or a join changes downloads outside any lock; progress is the worker's own.
-        if event.event_type not in (EventType.PROGRESS, EventType.FAULT):
+        if event.event_type not in (EventKind.PROGRESS, EventKind.FAULT):
             self._touched(event.download_id)
 
     # ------------------------------------------------------------ applying (recovery)

@@ -18,7 +18,7 @@ from jellybit.config import Config
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import DownloadView
 from jellybit.engine.supervisor import ComponentHealth
 from jellybit.protocol import (
@@ -266,10 +266,10 @@ class EngineState:
 
     async def _on_event(self, event: Event) -> list[Message]:
         messages: list[Message] = []
-        if event.event_type is EventType.FAULT:          # about the worker itself, not a download
+        if event.event_type is EventKind.FAULT:          # about the worker itself, not a download
             return [Message(self.topics.events, encode(event_payload(event).wire()), retain=False),
                     await self.info()]
-        if event.event_type is EventType.REMOVED:
+        if event.event_type is EventKind.REMOVED:
             self._retained.pop(event.download_id, None)
             self._reviews.discard(event.download_id)
             return [Message(self.topics.download(event.download_id), None),
@@ -278,7 +278,7 @@ class EngineState:
         if view is None:
             return messages
         messages.extend(self._view_messages(view))
-        if event.event_type is not EventType.PROGRESS:
+        if event.event_type is not EventKind.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:
             # The view's recognition is complete in review (a review request names its candidate);

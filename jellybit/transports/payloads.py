@@ -7,8 +7,8 @@ from typing import Any
 
 from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
-from jellybit.core.plan import Candidate, Recognition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
+from jellybit.core.records import Candidate, Recognition
 from jellybit.engine.events import Event
 from jellybit.engine.results import DownloadDetail, Summary
 from jellybit.protocol import (

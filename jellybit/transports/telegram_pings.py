@@ -24,7 +24,7 @@ from jellybit import clock
 from jellybit.core.pings import PingStatus, TelegramPing
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
-from jellybit.engine.events import Event, EventType, Subscription
+from jellybit.engine.events import Event, EventKind, Subscription
 from jellybit.engine.results import DownloadDetail
 from jellybit.errors import NotFound
 from jellybit.logs import for_download
@@ -33,8 +33,8 @@ from jellybit.transports.telegram_send import Health, Redactor, retry_seconds, s
 
 log = logging.getLogger(__name__)
 
-KINDS: dict[EventType, State] = {
-    EventType.REVIEW_REQUESTED: State.REVIEW, EventType.DONE: State.DONE, EventType.FAILED: State.FAILED,
+KINDS: dict[EventKind, State] = {
+    EventKind.REVIEW_REQUESTED: State.REVIEW, EventKind.DONE: State.DONE, EventKind.FAILED: State.FAILED,
 }
 CURSOR = "event_cursor"
 CURSOR_SLACK = timedelta(minutes=1)   # events of different downloads may arrive slightly out of order

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from jellybit.core.models import Download
-from jellybit.core.plan import Candidate, Recognition
+from jellybit.core.records import Candidate, Recognition
 from jellybit.core.states import State
 from jellybit.engine.results import AddResult, DownloadPage, Status, Summary
 from jellybit.transports.telegram_text import Action, Press, encode_press

@@ -25,8 +25,8 @@ from jellybit.adapters.metadata import (
 )
 from jellybit.adapters.metadata.base import retry_after_seconds
 from jellybit.config import MetadataConfig, TmdbConfig, TvmazeConfig
-from jellybit.core.plan import MediaType
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.records import MediaType
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
 from tests.support.fake_http import FakeHttpServer
 from tests.support.fake_metadata import FakeTitle, FakeTmdb, FakeTvdb, FakeTvmaze

@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from jellybit.adapters.qbittorrent import QbittorrentClient
-from jellybit.core.matching import match_torrent
 from jellybit.core.ports import AddTorrent, TorrentInfo
+from jellybit.core.torrent_state import TorrentIndex
 from jellybit.errors import AdapterError, TorrentRejected
 from tests.support.qbittorrent import (
     QbittorrentInstance,
@@ -54,7 +54,7 @@ async def add_seeded(client: QbittorrentClient, seeded: SeededTorrent, tag: str)
 
 async def wait_complete(client: QbittorrentClient, hashes: set[str]) -> TorrentInfo:
     async def probe() -> TorrentInfo | None:
-        found = match_torrent(hashes, None, await client.torrents(hashes=sorted(hashes)))
+        found = TorrentIndex(await client.torrents(hashes=sorted(hashes))).find(hashes, None)
         return found if found and found.progress == 1.0 and found.state in DONE_STATES else None
 
     return await eventually(probe)
@@ -159,9 +159,9 @@ async def test_v1_v2_and_hybrid_torrents_complete_and_match_by_real_hashes(
     assert info.hash == hybrid.infohash_v2[:40] != hybrid.infohash_v1
 
     everything = await client.torrents()
-    assert match_torrent({hybrid.infohash_v1}, None, everything).hash == info.hash
-    assert match_torrent({hybrid.infohash_v2}, None, everything).hash == info.hash
-    assert match_torrent({info.hash}, None, everything) is None
+    assert TorrentIndex(everything).find({hybrid.infohash_v1}, None).hash == info.hash
+    assert TorrentIndex(everything).find({hybrid.infohash_v2}, None).hash == info.hash
+    assert TorrentIndex(everything).find({info.hash}, None) is None
     # The server filter only knows ids; the client still finds a hybrid by its v1 hash.
     assert [t.hash for t in await client.torrents(hashes=[hybrid.infohash_v1])] == [info.hash]
     assert [t.hash for t in await client.torrents(hashes=[hybrid.infohash_v2])] == [info.hash]
@@ -200,7 +200,7 @@ async def test_a_trackerless_magnet_waits_for_metadata_named_by_dn(client: Qbitt
     await client.add(AddTorrent(tag="jellybit-m", category=CATEGORY, magnet=link))
 
     async def probe() -> TorrentInfo | None:
-        found = match_torrent(set(), "jellybit-m", await client.torrents(category=CATEGORY))
+        found = TorrentIndex(await client.torrents(category=CATEGORY)).find(set(), "jellybit-m")
         return found if found and found.state == "metaDL" else None
 
     info = await eventually(probe)
@@ -222,7 +222,7 @@ async def test_a_url_source_is_fetched_by_qbittorrent_and_found_by_tag(
         await client.add(AddTorrent(tag="jellybit-url", category=CATEGORY, url=url))
 
         async def probe() -> TorrentInfo | None:
-            return match_torrent(set(), "jellybit-url", await client.torrents(tag="jellybit-url"))
+            return TorrentIndex(await client.torrents(tag="jellybit-url")).find(set(), "jellybit-url")
 
         info = await eventually(probe)
         assert server.fetched == ["/x.torrent"]
@@ -278,7 +278,7 @@ async def test_sync_reports_new_torrents_progress_and_removals(
     async def completed() -> TorrentInfo | None:
         snapshot = await client.sync()
         assert not snapshot.full_update
-        found = match_torrent(seeded.hashes(), None, snapshot.torrents.values())
+        found = TorrentIndex(snapshot.torrents.values()).find(seeded.hashes(), None)
         return found if found and found.progress == 1.0 else None
 
     done = await eventually(completed)

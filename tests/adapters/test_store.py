@@ -13,7 +13,6 @@ import textwrap
 import threading
 import uuid
 import zipfile
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 
 from jellybit import ident
 from jellybit.adapters.store import Store, load_migrations
-from jellybit.adapters.store.base import BUSY_TIMEOUT_MS, split_statements
+from jellybit.adapters.store.base import BUSY_TIMEOUT_MS, shipped_migrations, split_statements
 from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.states import ACTIVE_STATES, Actor, State
 from jellybit.errors import Conflict, InvalidState, NotFound
@@ -144,7 +143,7 @@ async def test_failing_migration_rolls_back_with_its_bookkeeping_row(
 ) -> None:
     """A migration failing halfway leaves neither its tables nor its bookkeeping row behind."""
     monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
-    init = resources.files("jellybit.migrations").joinpath("0001_init.sql").read_text(encoding="utf-8")
+    init = shipped_migrations().joinpath("0001_init.sql").read_text(encoding="utf-8")
     broken = (
         "CREATE TABLE extra (a TEXT NOT NULL);\n"
         "INSERT INTO extra (a) VALUES ('half');\n"
@@ -207,7 +206,7 @@ def test_wheel_ships_the_migrations_and_migrates_when_installed(tmp_path: Path) 
                    check=True, timeout=180, cwd=tmp_path)
     [wheel] = dist.glob("jellybit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {f"jellybit/migrations/{p.name}" for p in (ROOT / "jellybit" / "migrations").glob("*.sql")}
+    shipped = {f"jellybit/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql")}
     assert "jellybit/migrations/0001_init.sql" in shipped
     assert shipped <= names
     subprocess.run([*pip, "install", "--no-deps", "--no-compile", "--target", str(site), str(wheel)],

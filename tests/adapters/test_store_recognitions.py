@@ -8,7 +8,7 @@ import pytest
 
 from jellybit.adapters.store import Store
 from jellybit.core.models import NewDownload
-from jellybit.core.plan import (
+from jellybit.core.records import (
     Candidate,
     MediaType,
     Plan,

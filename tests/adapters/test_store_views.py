@@ -12,7 +12,7 @@ from jellybit import clock
 from jellybit.adapters.store import Store
 from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
 from jellybit.core.models import Infohash, NewDownload
-from jellybit.core.plan import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
+from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
 from jellybit.transports.payloads import poster_of
 

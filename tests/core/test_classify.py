@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from jellybit.core.classify import classify, episode_key
 from jellybit.core.languages import read_track
-from jellybit.core.plan import PlanItem, Role, SourceFile
+from jellybit.core.records import PlanItem, Role, SourceFile
 
 GB = 1 << 30
 MB = 1 << 20

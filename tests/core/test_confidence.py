@@ -19,8 +19,8 @@ from jellybit.core.confidence import (
     reason,
     recommend,
 )
-from jellybit.core.plan import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.reasons import PENALTIES
+from jellybit.core.records import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.titles import name_distance, normalize_title, titles_distance
 from jellybit.core.works import same_work
 

@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jellybit.core.context_use import context_reasons, imdb_pick, named_seasons, read_stated, with_episode
-from jellybit.core.plan import Candidate, MediaType
-from jellybit.core.planning import FileOverride, Overrides
+from jellybit.core.numbering import FileOverride, Overrides
 from jellybit.core.reasons import PENALTIES
+from jellybit.core.records import Candidate, MediaType
 from jellybit.core.release import parse_release
 
 

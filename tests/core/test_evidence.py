@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from jellybit.core.confidence import Reading
 from jellybit.core.context_use import read_stated
 from jellybit.core.evidence import candidate_evidence, evidence_sources, with_evidence
-from jellybit.core.plan import Candidate, MediaType, PlanItem, Role
-from jellybit.core.planning import Overrides
+from jellybit.core.numbering import Overrides
+from jellybit.core.records import Candidate, MediaType, PlanItem, Role
 
 SERIES, MOVIE = MediaType.SERIES, MediaType.MOVIE
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from jellybit.core.frozen import build, evolve
 from jellybit.core.links import FileLink, LinkStatus
-from jellybit.core.plan import PlanItem, Role
+from jellybit.core.records import PlanItem, Role
 
 ITEM = PlanItem("Show/Season 01/Show.S01E01.mkv", 10, Role.VIDEO, season=1, episodes=(1,))
 texts = st.none() | st.text(max_size=20)

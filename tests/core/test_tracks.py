@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from jellybit.core.classify import classify
 from jellybit.core.languages import language_code
-from jellybit.core.plan import PlanItem, Role, SourceFile
-from jellybit.core.planning import Overrides, read_overrides
+from jellybit.core.numbering import Overrides, read_overrides
 from jellybit.core.ports import LlmFileAnswer, SubtitleSample
+from jellybit.core.records import PlanItem, Role, SourceFile
 from jellybit.core.tracks import MAX_READ, apply_samples, plan_sampling, settle_known, unknown_language
 
 GB = 1 << 30

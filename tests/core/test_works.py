@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jellybit.core.plan import Candidate, MediaType
+from jellybit.core.records import Candidate, MediaType
 from jellybit.core.works import combine, group_works, listing_ids, merge, same_work, with_ids
 
 SERIES = ("tvdb", "tmdb", "tvmaze")

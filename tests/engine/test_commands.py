@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jellybit import clock
-from jellybit.core.plan import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
+from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State, is_reactivation
 from jellybit.engine.commands import retry_target
 from jellybit.errors import (

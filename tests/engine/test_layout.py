@@ -17,7 +17,7 @@ import pytest
 from jellybit.adapters import fs
 from jellybit.core.links import BatchStatus, LinkStatus
 from jellybit.core.models import Download, NewDownload
-from jellybit.core.plan import MediaType, Plan, PlanItem, RecognitionDraft, Role
+from jellybit.core.records import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
 from jellybit.engine.layout import LayoutEngine
 from jellybit.engine.layout_inspect import inspect

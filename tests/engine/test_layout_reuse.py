@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from jellybit.core.links import BatchStatus, LinkStatus
-from jellybit.core.plan import Plan
+from jellybit.core.records import Plan
 from jellybit.engine.gc_pause import gc_paused
 from jellybit.engine.layout import LayoutEngine
 from tests.engine.test_layout import FOLDER, _after_journaling, _season

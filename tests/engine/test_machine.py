@@ -10,7 +10,7 @@ import pytest
 from jellybit.adapters.store import Store
 from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.states import Actor, State
-from jellybit.engine.events import Event, EventBus, EventType
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.machine import change_state
 from jellybit.errors import Conflict, InvalidState
 
@@ -67,7 +67,7 @@ async def test_state_changed_carries_the_transition(store: Store) -> None:
                                   actor=Actor.WORKER, fields={"progress": 0.25})
     event = sub.get_nowait()
     assert event is not None
-    assert (event.event_type, event.download_id) == (EventType.STATE_CHANGED, download_id)
+    assert (event.event_type, event.download_id) == (EventKind.STATE_CHANGED, download_id)
     assert event.name == "Фильм"
     assert (event.from_state, event.to_state, event.reason, event.actor) == (
         State.QUEUED, State.DOWNLOADING, "qBittorrent has it", Actor.WORKER)
@@ -80,18 +80,18 @@ async def test_state_changed_carries_the_transition(store: Store) -> None:
 
 
 @pytest.mark.parametrize(("path", "follow_up"), [
-    ((State.DOWNLOADING, State.RECOGNIZING, State.REVIEW), EventType.REVIEW_REQUESTED),
-    ((State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE), EventType.DONE),
+    ((State.DOWNLOADING, State.RECOGNIZING, State.REVIEW), EventKind.REVIEW_REQUESTED),
+    ((State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE), EventKind.DONE),
 ])
 async def test_review_and_done_emit_their_own_event(store: Store, path: tuple[State, ...],
-                                                    follow_up: EventType) -> None:
+                                                    follow_up: EventKind) -> None:
     bus = EventBus()
     download_id = await new_download(store)
     await walk(store, bus, download_id, *path[:-1])
     sub = bus.subscribe()
     await change_state(store, bus, download_id, path[-1], reason="test", actor=Actor.WORKER)
     kinds = [sub.get_nowait(), sub.get_nowait(), sub.get_nowait()]
-    assert [k.event_type if k else None for k in kinds] == [EventType.STATE_CHANGED, follow_up, None]
+    assert [k.event_type if k else None for k in kinds] == [EventKind.STATE_CHANGED, follow_up, None]
 
 
 async def test_failed_carries_the_error(store: Store) -> None:
@@ -106,7 +106,7 @@ async def test_failed_carries_the_error(store: Store) -> None:
     sub.get_nowait()
     failed = sub.get_nowait()
     assert failed is not None
-    assert failed.event_type is EventType.FAILED
+    assert failed.event_type is EventKind.FAILED
     assert failed.data == {"error_code": "stalled", "error_msg": "no progress"}
 
 
@@ -156,11 +156,11 @@ async def test_reactivation_is_refused_when_another_active_download_owns_a_hash(
 
 
 def progress(download_id: str, value: float) -> Event:
-    return Event(EventType.PROGRESS, download_id, data={"progress": value})
+    return Event(EventKind.PROGRESS, download_id, data={"progress": value})
 
 
 def changed(download_id: str, to: State) -> Event:
-    return Event(EventType.STATE_CHANGED, download_id, to_state=to)
+    return Event(EventKind.STATE_CHANGED, download_id, to_state=to)
 
 
 async def test_a_full_queue_drops_the_oldest_progress_but_never_a_state_event() -> None:

@@ -9,7 +9,8 @@ from jellybit.adapters.llm import OpenAiLlm
 from jellybit.adapters.metadata import RetryPolicy
 from jellybit.config import RecognitionConfig
 from jellybit.core.models import Download
-from jellybit.core.plan import (
+from jellybit.core.ports import RecognitionRequest
+from jellybit.core.records import (
     Candidate,
     MediaType,
     Recognition,
@@ -18,9 +19,8 @@ from jellybit.core.plan import (
     Role,
     SourceFile,
 )
-from jellybit.core.ports import RecognitionRequest
 from jellybit.core.states import State
-from jellybit.engine.recognizer import Recognizer
+from jellybit.engine.recognizer import RecognitionEngine
 from tests.support.fake_metadata import FakeTitle, FakeTmdb, FakeTvdb, FakeTvmaze
 from tests.support.fake_openai import FakeOpenAI, file_entry, llm_answer
 
@@ -79,8 +79,8 @@ def answering(
     fake_openai.respond_with(respond)
 
 
-def recognizer(llm: OpenAiLlm | None, providers: list[Any], **config: float) -> Recognizer:
-    return Recognizer(llm=llm, providers=providers, config=RecognitionConfig(**config))
+def recognizer(llm: OpenAiLlm | None, providers: list[Any], **config: float) -> RecognitionEngine:
+    return RecognitionEngine(llm=llm, providers=providers, config=RecognitionConfig(**config))
 
 
 MATRIX = "The.Matrix.1999.1080p.BluRay.x264-GRP"

@@ -12,9 +12,9 @@ import pytest
 
 from jellybit.config import RecognitionConfig
 from jellybit.core.confidence import Reading
-from jellybit.core.plan import MediaType, RecognitionDraft
-from jellybit.engine.matching import Match, Matcher
-from jellybit.engine.recognizer import Recognizer
+from jellybit.core.records import MediaType, RecognitionDraft
+from jellybit.engine.metadata_match import Match, Matcher
+from jellybit.engine.recognizer import RecognitionEngine
 from tests.engine.test_recognizer import GB, SEASON2, blocking, codes, recognizer, request
 from tests.support.fake_metadata import Catalogue, FakeTitle
 from tests.support.fake_openai import FakeOpenAI, file_entry, llm_answer
@@ -46,7 +46,7 @@ class _WatchedMatcher(Matcher):
         return await super().match(reading, search_type, original_title)
 
 
-class _WatchedRecognizer(Recognizer):
+class _WatchedRecognizer(RecognitionEngine):
     """The real recognizer, with a matcher that shows the reading it was given."""
 
     def __init__(self, providers: list[Any]) -> None:

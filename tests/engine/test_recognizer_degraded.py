@@ -13,7 +13,7 @@ import pytest
 
 from jellybit.adapters.llm import OpenAiLlm
 from jellybit.config import LlmConfig
-from jellybit.core.plan import RecognitionDraft
+from jellybit.core.records import RecognitionDraft
 from tests.engine.test_recognizer import GB, MATRIX, SEASON2, codes, recognizer, request
 from tests.support.fake_http import Reply
 from tests.support.fake_metadata import FakeTitle, FakeTmdb, FakeTvdb, FakeTvmaze

@@ -16,12 +16,12 @@ from jellybit.adapters.store import Store
 from jellybit.adapters.subtitles import FileSubtitleSampler
 from jellybit.config import LlmConfig, PathsConfig, RecognitionConfig
 from jellybit.core.models import Download
-from jellybit.core.plan import PlanItem, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.ports import RecognitionRequest
+from jellybit.core.records import PlanItem, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import State
 from jellybit.engine.layout import LayoutEngine
 from jellybit.engine.layout_inspect import Sources
-from jellybit.engine.recognizer import Recognizer
+from jellybit.engine.recognizer import RecognitionEngine
 from tests.support.fake_metadata import FakeTmdb
 from tests.support.fake_openai import FakeOpenAI, file_entry, llm_answer
 
@@ -83,9 +83,9 @@ def on_disk(paths: PathsConfig, files: dict[str, int | bytes]) -> tuple[Download
     return download, sources
 
 
-def recognizer(paths: PathsConfig, tmdb: TmdbProvider, llm: OpenAiLlm | None = None) -> Recognizer:
+def recognizer(paths: PathsConfig, tmdb: TmdbProvider, llm: OpenAiLlm | None = None) -> RecognitionEngine:
     sampler = FileSubtitleSampler(lambda download: Sources(download, paths).path)
-    return Recognizer(llm=llm, providers=[tmdb], config=RecognitionConfig(), languages=sampler)
+    return RecognitionEngine(llm=llm, providers=[tmdb], config=RecognitionConfig(), languages=sampler)
 
 
 async def preview(
@@ -204,7 +204,7 @@ async def test_without_a_sampler_an_untagged_subtitle_says_its_text_was_not_read
     paths: PathsConfig, tmdb: TmdbProvider
 ) -> None:
     download, files = on_disk(paths, {VIDEO: 8 * GB, SUBTITLE: srt(ENGLISH).encode()})
-    plain = Recognizer(llm=None, providers=[tmdb], config=RecognitionConfig())
+    plain = RecognitionEngine(llm=None, providers=[tmdb], config=RecognitionConfig())
     draft = await plain.recognize(RecognitionRequest(download=download, files=files))
     subtitle = next(i for i in draft.plan.items if i.source == SUBTITLE)
     assert subtitle.language is None

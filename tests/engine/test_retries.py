@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from jellybit.adapters.store import Store
 from jellybit.core.models import NewDownload
-from jellybit.core.plan import Plan, RecognitionDraft
 from jellybit.core.reasons import reason
+from jellybit.core.records import Plan, RecognitionDraft
 from jellybit.core.states import Actor, State
 from jellybit.engine.events import EventBus
 from jellybit.engine.retries import OutageRecovery, OutageRetries

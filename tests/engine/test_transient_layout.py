@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from jellybit.adapters.store import StoreBusy
-from jellybit.core.plan import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.ports import ApplyResult
+from jellybit.core.records import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
 from tests.support.engine import EngineFactory, ScriptedLayouter
 from tests.support.qbittorrent import magnet

@@ -11,7 +11,7 @@ import pytest
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.core.ports import AddTorrent
 from jellybit.core.states import Actor, State
-from jellybit.engine.events import EventType
+from jellybit.engine.events import EventKind
 from jellybit.engine.reconcile import drift
 from jellybit.engine.worker import magnet_for
 from jellybit.errors import InvalidState
@@ -68,9 +68,9 @@ async def test_a_complete_torrent_goes_all_the_way_to_done(
     kinds = []
     while (event := events.get_nowait()) is not None:
         kinds.append(event.event_type)
-    assert kinds[0] is EventType.ADDED
-    assert kinds.count(EventType.STATE_CHANGED) == 4
-    assert kinds[-1] is EventType.DONE
+    assert kinds[0] is EventKind.ADDED
+    assert kinds.count(EventKind.STATE_CHANGED) == 4
+    assert kinds[-1] is EventKind.DONE
 
 
 async def test_not_sure_goes_to_review_and_apply_lays_it_out_without_the_llm(
@@ -88,7 +88,7 @@ async def test_not_sure_goes_to_review_and_apply_lays_it_out_without_the_llm(
     review_events = []
     while (event := events.get_nowait()) is not None:
         review_events.append(event)
-    assert review_events[-1].event_type is EventType.REVIEW_REQUESTED
+    assert review_events[-1].event_type is EventKind.REVIEW_REQUESTED
     assert review_events[-1].reason == "needs review: no confirmed metadata match"
 
     second = recognition.candidates[1]

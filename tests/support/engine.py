@@ -19,7 +19,8 @@ from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.models import Download
-from jellybit.core.plan import (
+from jellybit.core.ports import ApplyResult, LayoutPreview, RecognitionRequest, UndoResult
+from jellybit.core.records import (
     Candidate,
     MediaType,
     Plan,
@@ -30,7 +31,6 @@ from jellybit.core.plan import (
     Recommendation,
     Role,
 )
-from jellybit.core.ports import ApplyResult, LayoutPreview, RecognitionRequest, UndoResult
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus

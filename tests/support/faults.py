@@ -24,7 +24,7 @@ from jellybit.adapters import fs
 from jellybit.adapters.store import Store
 from jellybit.core.links import FileLink, LinkStatus
 from jellybit.core.models import Download, NewDownload
-from jellybit.core.plan import MediaType, Plan, PlanItem, Recognition, RecognitionDraft, Role
+from jellybit.core.records import MediaType, Plan, PlanItem, Recognition, RecognitionDraft, Role
 from tests.support.media import Media
 
 ROOT = Path(__file__).resolve().parents[2]

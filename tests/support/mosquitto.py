@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from devstack.stack import mosquitto_conf
 
-from jellybit.devstack import mosquitto_conf
 from tests.support.services import free_port, require_binary
 
 

@@ -25,9 +25,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from devstack.stack import qbittorrent_conf, qbt_password_hash
 
 from jellybit.config import QbittorrentConfig
-from jellybit.devstack import qbittorrent_conf, qbt_password_hash
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 from tests.support.services import free_port, require_binary
 from tests.support.torrents import make_content, make_torrent

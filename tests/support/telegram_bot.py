@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from jellybit.config import TelegramConfig
-from jellybit.core.plan import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
+from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State, is_reactivation
 from jellybit.transports.telegram import TelegramTransport
 from tests.support.engine import Engine, EngineFactory

@@ -15,8 +15,8 @@ import pytest
 from jellybit import __version__
 from jellybit.config import Config, MqttConfig, PanelConfig
 from jellybit.core.models import NewDownload
-from jellybit.core.plan import MediaType, Plan, RecognitionDraft
 from jellybit.core.reasons import reason
+from jellybit.core.records import MediaType, Plan, RecognitionDraft
 from jellybit.core.states import Actor, State
 from jellybit.protocol import EventType, SummaryPayload, Topics
 from jellybit.transports.homeassistant import ENTITIES, HomeAssistantDiscovery, discovery_payload

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jellybit.core.models import Download
-from jellybit.core.plan import Candidate, MediaType, Plan, PlanItem, Reason, Recognition, Role
+from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, Recognition, Role
 from jellybit.core.states import State
 from jellybit.transports.telegram_render import (
     CAPTION_LIMIT,

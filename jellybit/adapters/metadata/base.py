@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from jellybit import __version__
 from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.core.countries import country_code
-from jellybit.core.plan import MediaType
+from jellybit.core.records import MediaType
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
 
 log = logging.getLogger(__name__)

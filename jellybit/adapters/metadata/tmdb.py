@@ -25,8 +25,8 @@ from jellybit.adapters.metadata.base import (
 from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TmdbConfig
-from jellybit.core.plan import Candidate, MediaType
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError
 
 PAGE_URL = "https://www.themoviedb.org"

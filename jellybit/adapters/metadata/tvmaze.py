@@ -26,8 +26,8 @@ from jellybit.adapters.metadata.base import (
 from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
-from jellybit.core.plan import Candidate, MediaType
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
 PAGE_URL = "https://www.tvmaze.com"

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import aiosqlite
@@ -24,17 +25,27 @@ BUSY_TIMEOUT_MS = 5000
 
 @dataclass(frozen=True)
 class Migration:
-    """One SQL migration file shipped inside the package."""
+    """One SQL migration file (`migrations/NNNN_name.sql`)."""
 
     version: int
     name: str
     sql: str
 
 
-def load_migrations(package: str = "jellybit.migrations") -> list[Migration]:
-    """Return a package's migrations (`NNNN_name.sql`) in version order."""
+def shipped_migrations() -> Traversable:
+    """Where the migrations are: inside an installed wheel (`jellybit/migrations`, put there by hatch's
+    force-include), else the source checkout's top-level `migrations/` (an editable install)."""
+    inside = resources.files("jellybit").joinpath("migrations")
+    if inside.is_dir():
+        return inside
+    return Path(__file__).resolve().parents[3] / "migrations"
+
+
+def load_migrations(package: str | None = None) -> list[Migration]:
+    """Return the migrations (`NNNN_name.sql`) in version order: the shipped ones, or a package's."""
+    folder = shipped_migrations() if package is None else resources.files(package)
     found: list[Migration] = []
-    for entry in resources.files(package).iterdir():
+    for entry in folder.iterdir():
         filename = entry.name
         if not filename.endswith(".sql"):
             continue

@@ -23,7 +23,7 @@ from jellybit.core.links import (
     TitleMember,
     episode_numbers,
 )
-from jellybit.core.plan import Role
+from jellybit.core.records import Role
 from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
@@ -61,16 +61,6 @@ def _statuses(statuses: Iterable[LinkStatus] | None) -> tuple[str, ...] | None:
 
 def _marks(values: Sequence[object]) -> str:
     return "(" + ",".join("?" for _ in values) + ")"
-
-
-def relative_to_roots(dst_path: str, roots: Sequence[str]) -> str | None:
-    """A target's path relative to the library root holding it, or None outside every root."""
-    path = PurePosixPath(dst_path)
-    for root in roots:
-        base = PurePosixPath(os.path.normpath(root))
-        if path.is_relative_to(base) and path != base:
-            return str(path.relative_to(base))
-    return None
 
 
 def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:

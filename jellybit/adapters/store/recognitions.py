@@ -10,7 +10,7 @@ from typing import Any
 import aiosqlite
 
 from jellybit import clock, ident
-from jellybit.core.plan import (
+from jellybit.core.records import (
     Candidate,
     MediaType,
     Plan,

@@ -26,7 +26,7 @@ from jellybit.adapters.store.reader import Reader
 from jellybit.adapters.store.recognitions import Hint, _candidate, _reasons, _recognition
 from jellybit.core.links import LIVE_STATUSES, FileLink
 from jellybit.core.models import Download, Infohash, Transition
-from jellybit.core.plan import MediaType, Plan, Recognition, Recommendation
+from jellybit.core.records import MediaType, Plan, Recognition, Recommendation
 from jellybit.core.states import State
 
 _HEADLINE = ("r.id AS r_id, r.attempt_no AS r_attempt_no, r.media_type AS r_media_type, r.title AS r_title,"

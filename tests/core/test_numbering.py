@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from jellybit.core.classify import classify
-from jellybit.core.plan import Role, SourceFile
-from jellybit.core.planning import (
+from jellybit.core.numbering import (
     FileOverride,
     Overrides,
     apply_llm_roles,
@@ -16,6 +15,7 @@ from jellybit.core.planning import (
     read_overrides,
 )
 from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.records import Role, SourceFile
 from jellybit.core.release import parse_many, parse_release
 
 GB = 1 << 30

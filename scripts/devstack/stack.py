@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from devstack.broker import security_lines, upgrade_config, write_broker_files
+from devstack.metadata import Ask, metadata_keys, metadata_toml, terminal_ask, tvmaze_enabled
 from jellybit.config import Config, load_config
-from jellybit.devstack_broker import security_lines, upgrade_config, write_broker_files
-from jellybit.devstack_metadata import Ask, metadata_keys, metadata_toml, terminal_ask, tvmaze_enabled
 from jellybit.errors import ConfigError
 
 DIR_ENV = "JELLYBIT_LOCAL_DIR"
@@ -106,7 +106,7 @@ def qbittorrent_conf(*, torrent_port: int, webui_port: int, save_path: Path, use
 
 def mosquitto_conf(port: int, *, log_dest: str = "none", security: str = "allow_anonymous true\n") -> str:
     """A mosquitto config: loopback only, no persistence, TCP_NODELAY (QoS 1 latency); anonymous
-    unless `security` says otherwise (the local stack: `devstack_broker.security_lines`)."""
+    unless `security` says otherwise (the local stack: `devstack.broker.security_lines`)."""
     return (
         "per_listener_settings false\n"
         f"listener {port} 127.0.0.1\n"
@@ -488,8 +488,8 @@ def wait_ready(paths: StackPaths, pids: Sequence[int], *, panel: bool, timeout: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m jellybit.devstack prepare|wait --dir DIR`: the Python half of scripts/run-local."""
-    parser = argparse.ArgumentParser(prog="python -m jellybit.devstack", description=__doc__)
+    """`python -m devstack prepare|wait --dir DIR`: the Python half of scripts/run-local."""
+    parser = argparse.ArgumentParser(prog="python -m devstack", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare", help="create the folder and configs; print shell variables")
     p.add_argument("--dir", required=True, type=Path)
@@ -512,7 +512,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"run-local: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

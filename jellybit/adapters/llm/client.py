@@ -13,7 +13,7 @@ import openai
 from openai import AsyncOpenAI
 from pydantic import ValidationError
 
-from jellybit.adapters.llm_answer import ANSWER_SCHEMA, validate_answer
+from jellybit.adapters.llm.answer import ANSWER_SCHEMA, validate_answer
 from jellybit.config import LlmConfig
 from jellybit.core.ports import LlmAnswer, LlmQuestion
 from jellybit.core.prompt import Prompt, build_prompt

@@ -1,33 +1,18 @@
-"""Finding a download's torrent in qBittorrent's view, and translating qBittorrent's paths."""
+"""Translating the paths qBittorrent reports into the paths Jellybit sees (`[[paths.map]]`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-from jellybit.core.ports import TorrentInfo
-
-if TYPE_CHECKING:
-    from jellybit.config import PathMapping
+from typing import Protocol
 
 
-def match_torrent(hashes: set[str], tag: str | None,
-                  torrents: Iterable[TorrentInfo]) -> TorrentInfo | None:
-    """The torrent with one of `hashes` (v1/v2), else the oldest one carrying `tag`; else None.
+class PathMapping(Protocol):
+    """One `[[paths.map]]` entry: a prefix as qBittorrent sees it and the same place here."""
 
-    Never matches on qBittorrent's `hash` field alone: for v2 and hybrid torrents it is the v2
-    hash cut to 40 hex digits, which is neither of the real infohashes.
-    """
-    wanted = {h.lower() for h in hashes if h}
-    tagged: list[TorrentInfo] = []
-    for torrent in torrents:
-        if wanted & torrent.hashes():
-            return torrent
-        if tag and tag in torrent.tags:
-            tagged.append(torrent)
-    if not tagged:
-        return None
-    return min(tagged, key=lambda t: (t.added_on is None, t.added_on or 0, t.hash))
+    @property
+    def qbittorrent(self) -> str: ...
+    @property
+    def local(self) -> str: ...
 
 
 def _strip(prefix: str) -> str:

@@ -18,8 +18,8 @@ from jellybit.core.confidence import (
     reason,
     untagged,
 )
-from jellybit.core.plan import Candidate, MediaType, Reason
 from jellybit.core.ports import MetadataProvider, MetadataQuery
+from jellybit.core.records import Candidate, MediaType, Reason
 from jellybit.core.works import combine, group_works, listing_ids, merge
 from jellybit.errors import AdapterError, JellybitError
 

@@ -10,8 +10,8 @@ from jellybit.adapters.store import Store
 from jellybit.config import RecognitionConfig
 from jellybit.core.confidence import Reading
 from jellybit.core.models import NewDownload
-from jellybit.core.plan import Candidate, MediaType, Plan, RecognitionDraft
-from jellybit.engine.matching import Match, Matcher
+from jellybit.core.records import Candidate, MediaType, Plan, RecognitionDraft
+from jellybit.engine.metadata_match import Match, Matcher
 from jellybit.transports.payloads import candidate_rows
 from tests.engine.test_recognizer import GB, recognizer, request
 

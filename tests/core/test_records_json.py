@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jellybit.core.plan import MediaType, Plan, PlanItem, Role, Work
+from jellybit.core.records import MediaType, Plan, PlanItem, Role, Work
 
 text = st.text(max_size=12)
 maybe_text = st.none() | text

@@ -29,8 +29,8 @@ from jellybit.core.names import (
     title_folder,
     version_label,
 )
-from jellybit.core.plan import MediaType, Plan, PlanItem, Reason, Role, Work
 from jellybit.core.reasons import reason
+from jellybit.core.records import MediaType, Plan, PlanItem, Reason, Role, Work
 from jellybit.core.sanitize import (
     MAX_COMPONENT_BYTES,
     clean_text,

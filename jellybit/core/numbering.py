@@ -11,8 +11,8 @@ from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
 from jellybit.core.languages import language_code
 from jellybit.core.names import source_ext
-from jellybit.core.plan import PlanItem, Reason, Role
 from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.records import PlanItem, Reason, Role
 from jellybit.core.release import Release
 from jellybit.core.titles import normalize_title
 

@@ -7,9 +7,9 @@ from pathlib import PurePosixPath
 import pytest
 
 from jellybit.core.names import episode_code, extras_folder, id_tag, season_folder, version_label
-from jellybit.core.naming import layout_reasons, layout_targets, parse_title_folder, title_folder
-from jellybit.core.plan import MediaType, Plan, PlanItem, Role, Work
+from jellybit.core.records import MediaType, Plan, PlanItem, Role, Work
 from jellybit.core.sidecars import normalize_flags, normalize_language, track_title
+from jellybit.core.targets import layout_reasons, layout_targets, parse_title_folder, title_folder
 from tests.support import jellyfin_oracle as jf
 
 MOVIE = Work(MediaType.MOVIE, "Film", 2010, "tmdb", "65567")
