@@ -73,7 +73,7 @@ class Worker:
         self.bus = bus
         self.client = client
         self.layouter = layouter
-        self.config = worker
+        self._config = worker
         self.qbt = qbittorrent
         self.paths = paths or PathsConfig()
         self.serial = Serializer(store, bus, on_done=on_done)
@@ -108,6 +108,16 @@ class Worker:
         self.serial.on_change(self._state_changed)
         self.serial.on_release(self._touched)
         bus.watch(self._event)
+
+    @property
+    def config(self) -> WorkerConfig:
+        """The worker's settings."""
+        return self._config
+
+    @config.setter
+    def config(self, value: WorkerConfig) -> None:
+        # The examinations and the clocks read the same settings: a change reaches them too.
+        self._config = self.examiner.config = self.timeouts.config = value
 
     # ------------------------------------------------------------ life cycle
 
