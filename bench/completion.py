@@ -42,7 +42,7 @@ from jellybit.engine.events import EventBus, EventKind
 from jellybit.engine.worker import Worker
 from jellybit.transports.mqtt import MqttBridge
 from jellybit.transports.mqtt_engine import EngineState, build_handlers
-from tests.support.engine import ScriptedLayouter, ScriptedRecognizer
+from tests.support.engine import ScriptedLayouter, ScriptedRecognizer, source_guard
 from tests.support.mosquitto import start_mosquitto
 from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent
 
@@ -85,7 +85,7 @@ async def run(root: Path, rounds: int, interval: float, as_json: bool) -> None:
     worker = Worker(store, bus, QbittorrentClient(qbt), ScriptedRecognizer(), ScriptedLayouter(),
                     worker=WorkerConfig(poll_interval=interval), qbittorrent=qbt, reconnect_grace=0.0,
                     paths=PathsConfig(downloads=server.data_root, movies=root / "m", series=root / "s"))
-    commands = Commands(store, bus, worker)
+    commands = Commands(store, bus, worker, guard=source_guard(worker))
     state = EngineState(commands, bus, Config(mqtt=mqtt), sweep_interval=600, info_interval=600)
     bridge = MqttBridge(mqtt, handlers=build_handlers(commands), state=state, results=store)
     tasks = [asyncio.create_task(bridge.run()), asyncio.create_task(worker.run())]

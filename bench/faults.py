@@ -33,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jellybit.adapters.library.layouter import LayoutEngine  # noqa: E402
 from jellybit.adapters.store import Store  # noqa: E402
 from jellybit.core.models import Download  # noqa: E402
 from jellybit.core.records import Recognition  # noqa: E402
-from jellybit.engine.layout import LayoutEngine  # noqa: E402
 from tests.support import fault_scenarios  # noqa: E402
 from tests.support.fault_stack import FaultStack, RestartableBroker, worker_config  # noqa: E402
 from tests.support.faults import (  # noqa: E402

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import Row, Samples, describe_load, emit, load, ms
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.links import LinkStatus, NewLink
@@ -47,9 +48,8 @@ from jellybit.core.states import Actor, State
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
-from jellybit.engine.layout import LayoutEngine
 from jellybit.engine.worker import Worker
-from tests.support.engine import ScriptedRecognizer
+from tests.support.engine import ScriptedRecognizer, source_guard
 
 VERSION = 1                 # bump when the generated history changes shape
 SEEDING = 2000              # newest downloads still in qBittorrent
@@ -154,7 +154,7 @@ async def build(root: Path, db: Path) -> tuple[Store, Worker, Commands]:
 
     worker = Worker(store, EventBus(), QbittorrentClient(qbt), ScriptedRecognizer(),
                     LayoutEngine(store, paths), worker=WorkerConfig(), qbittorrent=qbt, paths=paths)
-    return store, worker, Commands(store, worker.bus, worker)
+    return store, worker, Commands(store, worker.bus, worker, guard=source_guard(worker))
 
 
 async def seeding_index(store: Store) -> TorrentIndex:

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Row, Samples, describe_load, emit, load, ms, timed
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig
 from jellybit.core.models import NewDownload
 from jellybit.core.records import MediaType, Plan, PlanItem, RecognitionDraft, Role
-from jellybit.engine.layout import LayoutEngine
 
 PACK = "Big.Show.S01-S20.1080p.WEB-DL"
 GOAL = 2.0

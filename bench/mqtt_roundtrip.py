@@ -39,15 +39,18 @@ import aiomqtt
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, describe_load, emit, load
 
+from jellybit.adapters import resolver
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
 from jellybit.client import JellybitClient
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.addresses import AllowList
 from jellybit.core.ports import RecognitionRequest
 from jellybit.core.records import RecognitionDraft
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
-from jellybit.engine.layout import LayoutEngine
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.worker import Worker
 from jellybit.protocol import Command, Topics
 from jellybit.transports.homeassistant import HomeAssistantDiscovery
@@ -154,7 +157,7 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
         paths = PathsConfig(downloads=base / "downloads", movies=base / "movies", series=base / "series")
         worker = Worker(store, bus, client, IdleRecognizer(), LayoutEngine(store, paths),
                         worker=WorkerConfig(), qbittorrent=qbt, paths=paths)
-        commands = Commands(store, bus, worker)
+        commands = Commands(store, bus, worker, guard=SourceGuard(AllowList(), resolve=resolver.resolve))
         bridge_task: asyncio.Task[None] | None = None
         try:
             rng = random.Random(7)

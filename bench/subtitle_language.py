@@ -214,6 +214,7 @@ def pack_cost(episodes: int = 1000) -> None:
     import tempfile
 
     from jellybit import ident
+    from jellybit.adapters.library.disk import Sources
     from jellybit.adapters.subtitles import FileSubtitleSampler
     from jellybit.config import PathsConfig
     from jellybit.core.classify import classify
@@ -221,7 +222,6 @@ def pack_cost(episodes: int = 1000) -> None:
     from jellybit.core.numbering import Overrides
     from jellybit.core.records import SourceFile
     from jellybit.core.states import State
-    from jellybit.engine.layout_inspect import Sources
     from jellybit.engine.track_languages import settle_tracks
 
     class Counting(FileSubtitleSampler):

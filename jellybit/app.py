@@ -13,15 +13,19 @@ from functools import partial
 from typing import Any
 
 from jellybit import clock
+from jellybit.adapters import resolver
 from jellybit.adapters.jellyfin import JellyfinRefresher
+from jellybit.adapters.library.layouter import LayoutEngine
+from jellybit.adapters.offload import Offloader, offloaded_parser
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
 from jellybit.config import Config
+from jellybit.core.addresses import AllowList
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventKind
-from jellybit.engine.layout import LayoutEngine
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.supervisor import Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
 
@@ -141,10 +145,10 @@ def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None)
 def _recognizer(config: Config, store: Store
                 ) -> tuple[Recognizer, list[Callable[[], Awaitable[Any]]], Any, list[Any]]:
     """The recognizer, what to close on stop, and its LLM and metadata providers (for status)."""
+    from jellybit.adapters.library.disk import Sources
     from jellybit.adapters.llm import OpenAiLlm
     from jellybit.adapters.metadata import build_providers, close_providers
     from jellybit.adapters.subtitles import FileSubtitleSampler
-    from jellybit.engine.layout_inspect import Sources
     from jellybit.engine.recognizer import RecognitionEngine
 
     llm = OpenAiLlm(config.llm) if config.llm.enabled else None
@@ -196,7 +200,11 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
 
     worker = Worker(store, bus, client, recognizer, layouter, worker=config.worker,
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
-    commands = Commands.from_config(config, store, bus, worker)
+    # .torrent files are read in a child process; every host a source names is resolved and checked.
+    guard = SourceGuard(AllowList.parse(config.qbittorrent.allow_private_hosts), resolve=resolver.resolve)
+    parse = offloaded_parser(Offloader(timeout=config.worker.parse_timeout))
+    commands = Commands(store, bus, worker, worker_config=config.worker,
+                        tag_prefix=config.qbittorrent.tag_prefix, parse=parse, guard=guard)
     longest = config.worker.restart_backoff_max
     supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
                             max_backoff=longest, max_crashes=config.worker.max_restarts)

@@ -103,3 +103,15 @@ def test_no_health_check_connects_with_an_account_a_running_process_holds() -> N
     acl = (ROOT / "mosquitto" / "acl").read_text()
     for account in ("jellybit", "panel", "homeassistant", "cli", "health"):
         assert f"user {account}\n" in acl
+
+
+def test_the_image_copies_everything_the_wheel_is_built_from() -> None:
+    """`pip install .` in the image needs the packages and the force-included SQL (migrations/)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    needed = set(wheel["packages"]) | set(wheel.get("force-include", {}))
+    copied = {m.group(1).rstrip("/") for m in re.finditer(r"^COPY\s+(\S+)\s+\./", DOCKERFILE, re.M)}
+    assert "migrations" in needed
+    assert needed <= copied, f"the Dockerfile does not COPY {sorted(needed - copied)}"

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from jellybit.errors import Busy, JellybitError
+from jellybit.core.identity import TorrentMeta, parse_torrent
+from jellybit.errors import Busy, InvalidSource, JellybitError
 
 log = logging.getLogger(__name__)
 
@@ -128,3 +129,18 @@ def _ended(process: Any) -> str:
     if code is not None and code < 0:
         return f"the parser process was killed (signal {-code})"
     return f"the parser process ended without an answer (exit status {code})"
+
+
+def offloaded_parser(offloader: Offloader) -> Callable[[bytes, int], Awaitable[TorrentMeta]]:
+    """Parse in a child process within the offloader's time budget (the worker's event loop stays free)."""
+    async def parse(data: bytes, max_bytes: int) -> TorrentMeta:
+        if not isinstance(data, bytes) or len(data) > max_bytes or data[:1] != b"d":
+            return parse_torrent(data, max_bytes)          # refused at once; no process needed
+        try:
+            return await offloader.call(parse_torrent, data, max_bytes)
+        except OverBudget as exc:
+            raise InvalidSource(f"the .torrent could not be read in time ({exc}); it is unusually "
+                                "large or complex") from None
+        except ChildFailed as exc:
+            raise InvalidSource(f"the .torrent could not be read: {exc}") from None
+    return parse

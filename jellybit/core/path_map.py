@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import Protocol
+
+from jellybit.core.sanitize import is_within
 
 
 class PathMapping(Protocol):
@@ -31,8 +34,8 @@ def translate_path(path: str, path_map: Iterable[PathMapping]) -> str:
         prefix = _strip(mapping.qbittorrent)
         if not prefix:
             continue
-        inside = path == prefix or path.startswith(prefix if prefix == "/" else prefix + "/")
-        if inside and (best is None or len(prefix) > len(best[0])):
+        longer = best is None or len(prefix) > len(best[0])
+        if longer and is_within(PurePosixPath(prefix), PurePosixPath(path), or_equal=True):
             best = (prefix, _strip(mapping.local))
     if best is None:
         return path

@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
 from jellybit.core.records import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
+from jellybit.core.store_records import ReconcileItem
 
 # ---------------------------------------------------------------- qBittorrent
 
@@ -101,6 +103,18 @@ class TorrentClient(Protocol):
 
     async def add_tags(self, hashes: Sequence[str], tags: Sequence[str]) -> None:
         """Add tags to torrents."""
+
+    async def app_version(self) -> str:
+        """The client's own version (shown by `status`)."""
+
+    async def api_version(self) -> tuple[int, ...]:
+        """The client's API version (shown by `status`)."""
+
+    async def preferences(self) -> dict[str, Any]:
+        """The client's application preferences (the completion hook reads them)."""
+
+    async def set_preferences(self, values: dict[str, Any]) -> None:
+        """Change some application preferences; the others stay as they are."""
 
     async def close(self) -> None:
         """Release the HTTP client."""
@@ -199,8 +213,17 @@ class Layouter(Protocol):
     async def recover(self) -> None:
         """Complete or roll back batches a crash left unfinished."""
 
+    async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
+        """Lay out again what a download had (after undo or a missing target), as one batch."""
+
     async def targets_present(self, download: Download) -> bool | None:
         """Reconciliation: are the download's library files still there? None = nothing laid."""
+
+    async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
+        """`targets_present` for a chunk of laid-out downloads, in one trip to the disk."""
+
+    async def title_groups(self) -> list[TitleGroup]:
+        """Every title folder in the libraries with the downloads that share it."""
 
 
 # ---------------------------------------------------------------- LLM

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from pathlib import PurePosixPath
+from pathlib import PurePath
 
 MAX_COMPONENT_BYTES = 255          # NAME_MAX on ext4, btrfs, xfs, zfs and SMB
 
@@ -154,12 +154,17 @@ def is_sanitized(component: str) -> bool:
     return bool(component) and sanitize_component(component) == component
 
 
-def is_within(root: PurePosixPath, path: PurePosixPath) -> bool:
-    """Lexically tell whether path lies strictly below root (no '..' anywhere, not root itself)."""
-    root = PurePosixPath(root)
-    path = PurePosixPath(path)
+def is_within(root: PurePath, path: PurePath, *, or_equal: bool = False) -> bool:
+    """Lexically tell whether path lies below root, whole components only (no '..' anywhere).
+
+    The one "is this path inside that root?" check: the library wing asks it of real paths
+    (after `realpath`), the store and the path map of recorded ones. `or_equal` lets the root
+    itself count as inside.
+    """
     if root.is_absolute() != path.is_absolute():
         return False
     if ".." in root.parts or ".." in path.parts:
         return False
-    return path != root and path.is_relative_to(root)
+    if path == root:
+        return or_equal
+    return path.is_relative_to(root)

@@ -90,3 +90,23 @@ def can_transition(source: State | str, target: State | str) -> bool:
 def is_reactivation(source: State | str, target: State | str) -> bool:
     """Tell whether source -> target goes from settled back to active (a guarded path)."""
     return not is_active(source) and is_active(target)
+
+
+# Laid-out downloads reconciliation compares with qBittorrent and the libraries.
+RECONCILABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
+
+
+def drift(state: State, torrent_present: bool, targets_present: bool | None) -> State | None:
+    """The state reconciliation moves a laid-out download to (spec §3), or None to leave it."""
+    if state not in RECONCILABLE or targets_present is None:
+        return None
+    if state is State.DONE:
+        target = {
+            (True, True): None, (True, False): State.TARGET_MISSING,
+            (False, True): State.ORPHANED, (False, False): State.DELETED,
+        }[(torrent_present, targets_present)]
+    elif state is State.TARGET_MISSING:
+        target = State.DONE if targets_present else (None if torrent_present else State.DELETED)
+    else:
+        target = None if targets_present else State.DELETED
+    return target if target is not None and can_transition(state, target) else None

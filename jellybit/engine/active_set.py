@@ -14,28 +14,18 @@ poll can turn "these torrents changed" into "these downloads need a look".
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
 
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, State
+from jellybit.core.store_port import DownloadStore
 
 FULL_RELOAD = 600.0   # seconds between safety-net reads of every active download
-
-
-class ActiveSource(Protocol):
-    """The store reads the active set needs."""
-
-    async def active_downloads(self) -> list[Download]:
-        """Every download in an active state."""
-
-    async def find_download(self, download_id: str) -> Download | None:
-        """One download, or None."""
 
 
 class ActiveDownloads:
     """Active downloads by id and by state, the ids marked changed, and each one's matched torrent."""
 
-    def __init__(self, store: ActiveSource) -> None:
+    def __init__(self, store: DownloadStore) -> None:
         self.store = store
         self._by_id: dict[str, Download] = {}
         self._by_state: dict[State, dict[str, Download]] = {state: {} for state in ACTIVE_STATES}

@@ -16,12 +16,10 @@ from datetime import timedelta
 from typing import Any
 
 from jellybit import __version__, clock, ident
-from jellybit.adapters.offload import Offloader
-from jellybit.adapters.store import Store
-from jellybit.config import Config, WorkerConfig
-from jellybit.core.addresses import AllowList
+from jellybit.config import WorkerConfig
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
+from jellybit.core.store_port import StorePort
 from jellybit.engine import ingest as ingest_module
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import (
@@ -79,10 +77,10 @@ def retry_target(current: State, stopped_at: State | None) -> State:
 class Commands:
     """Every command of spec §7, over the store, the worker and the layouter."""
 
-    def __init__(self, store: Store, bus: EventBus, worker: Worker, *,
+    def __init__(self, store: StorePort, bus: EventBus, worker: Worker, *,
                  worker_config: WorkerConfig | None = None, tag_prefix: str | None = None,
                  parse: ingest_module.TorrentParser = ingest_module.parse_here,
-                 guard: SourceGuard | None = None) -> None:
+                 guard: SourceGuard) -> None:
         self.store = store
         self.bus = bus
         self.worker = worker
@@ -91,14 +89,7 @@ class Commands:
         self.max_torrent_bytes = (worker_config or worker.config).max_torrent_bytes
         self.tag_prefix = tag_prefix if tag_prefix is not None else worker.qbt.tag_prefix
         self.parse = parse
-        self.guard = guard or SourceGuard(AllowList.parse(worker.qbt.allow_private_hosts))
-
-    @classmethod
-    def from_config(cls, config: Config, store: Store, bus: EventBus, worker: Worker) -> Commands:
-        """Build the commands for a configured worker (.torrent files are read in a child process)."""
-        offloader = Offloader(timeout=config.worker.parse_timeout)
-        return cls(store, bus, worker, worker_config=config.worker, tag_prefix=config.qbittorrent.tag_prefix,
-                   parse=ingest_module.offloaded_parser(offloader))
+        self.guard = guard
 
     # ------------------------------------------------------------ helpers
 
@@ -346,8 +337,7 @@ class Commands:
 
     async def titles(self) -> builtins.list[Any]:
         """The computed title groups (downloads sharing a matched provider id)."""
-        groups = getattr(self.layouter, "title_groups", None)
-        return builtins.list(await groups()) if callable(groups) else []
+        return builtins.list(await self.layouter.title_groups())
 
     def notify(self, infohash: object = None) -> None:
         """qBittorrent finished a torrent (its completion hook): the worker polls now."""
@@ -377,11 +367,8 @@ class Commands:
         version = api = None
         if health.reachable:
             try:
-                app_version = getattr(self.worker.client, "app_version", None)
-                api_version = getattr(self.worker.client, "api_version", None)
-                version = await app_version() if callable(app_version) else None
-                api_tuple = await api_version() if callable(api_version) else None
-                api = ".".join(str(p) for p in api_tuple) if api_tuple else None
+                version = await self.worker.client.app_version()
+                api = ".".join(str(p) for p in await self.worker.client.api_version())
             except AdapterError:
                 pass  # the next poll records it; the status shows the last known health
         qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,

@@ -10,20 +10,20 @@ wait for the next poll). Turning the option off leaves qBittorrent's setting as 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from jellybit.config import QbittorrentConfig
+from jellybit.core.ports import TorrentClient
 from jellybit.errors import AdapterError
 
 log = logging.getLogger(__name__)
 
-SET, KEPT, FOREIGN, OFF, UNSUPPORTED, FAILED = "set", "kept", "foreign", "off", "unsupported", "failed"
+SET, KEPT, FOREIGN, OFF, FAILED = "set", "kept", "foreign", "off", "failed"
 
 
 class CompletionHook:
     """Makes qBittorrent run `completion_command` when a torrent finishes (if configured)."""
 
-    def __init__(self, client: Any, config: QbittorrentConfig) -> None:
+    def __init__(self, client: TorrentClient, config: QbittorrentConfig) -> None:
         self.client = client
         self.config = config
         self.outcome: str | None = None
@@ -43,19 +43,15 @@ class CompletionHook:
     async def _ensure(self) -> str:
         if not self.config.completion_hook:
             return OFF
-        read = getattr(self.client, "preferences", None)
-        write = getattr(self.client, "set_preferences", None)
-        if not callable(read) or not callable(write):
-            return UNSUPPORTED
         command = self.config.completion_command
         try:
-            preferences = await read()
+            preferences = await self.client.preferences()
             current = str(preferences.get("autorun_program") or "").strip()
             if current and current != command:
                 return FOREIGN
             if current == command and preferences.get("autorun_enabled") is True:
                 return KEPT
-            await write({"autorun_enabled": True, "autorun_program": command})
+            await self.client.set_preferences({"autorun_enabled": True, "autorun_program": command})
         except AdapterError as exc:
             log.warning("cannot set qBittorrent's completion hook: %s", exc.message)
             return FAILED

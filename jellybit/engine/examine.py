@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from jellybit import clock
 from jellybit.config import QbittorrentConfig, WorkerConfig
@@ -19,6 +19,7 @@ from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import DownloadStore
 from jellybit.core.torrent_state import TorrentIndex, is_complete, is_error, near_completion, view_fields
 from jellybit.engine.active_set import ActiveDownloads
 from jellybit.engine.events import Event, EventBus, EventKind
@@ -55,26 +56,10 @@ def placeholder_name(download: Download) -> bool:
     return not name or name == download.source_ref or name.lower() in download.hashes()
 
 
-class ExamineStore(Protocol):
-    """The store writes an examination makes."""
-
-    async def update_download(self, download_id: str, **fields: Any) -> Download:
-        """Change some columns; the download as it is now."""
-
-    async def add_infohashes(self, download_id: str, hashes: Iterable[Infohash]) -> tuple[str, ...]:
-        """Record more infohashes; the ones that were new."""
-
-    async def get_download(self, download_id: str) -> Download:
-        """One download (NotFound when unknown)."""
-
-    async def torrent_bytes(self, download_id: str) -> bytes | None:
-        """The .torrent a download was added with."""
-
-
 class Examiner:
     """What one cycle does with one download in `queued`, `downloading` or `recognizing`."""
 
-    def __init__(self, *, store: ExamineStore, serial: Serializer, bus: EventBus, client: TorrentClient,
+    def __init__(self, *, store: DownloadStore, serial: Serializer, bus: EventBus, client: TorrentClient,
                  pipeline: Pipeline, housekeeping: Housekeeping, active: ActiveDownloads,
                  timeouts: DownloadTimeouts, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
                  appear_timeout: float, wake: Callable[[], None]) -> None:

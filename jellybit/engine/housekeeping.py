@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from jellybit.adapters.store import Store
 from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
 from jellybit.core.states import Actor
+from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.ingest import adopt
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 class Housekeeping:
     """Adoption (a torrent under the category nobody owns becomes a download) and reconciliation."""
 
-    def __init__(self, store: Store, serial: Serializer, bus: EventBus, client: TorrentClient,
+    def __init__(self, store: StorePort, serial: Serializer, bus: EventBus, client: TorrentClient,
                  layouter: Layouter, qbt: QbittorrentConfig) -> None:
         self.store = store
         self.serial = serial
@@ -79,12 +79,10 @@ class Housekeeping:
             self.bus.publish(Event(EventKind.ADDED, download.id, name=download.display_name,
                                    to_state=download.state, reason="adopted", actor=Actor.WORKER))
         # Matching is by hash anyway; an adapter that can tag also makes it findable by its tag.
-        add_tags = getattr(self.client, "add_tags", None)
-        if callable(add_tags):
-            try:
-                await add_tags([torrent.hash], [download.qbt_tag])
-            except AdapterError as exc:
-                log.warning("cannot tag the adopted torrent: %s", exc.message, **for_download(download.id))
+        try:
+            await self.client.add_tags([torrent.hash], [download.qbt_tag])
+        except AdapterError as exc:
+            log.warning("cannot tag the adopted torrent: %s", exc.message, **for_download(download.id))
 
     async def reconcile(self, index: TorrentIndex) -> int:
         """One reconciliation pass now, against this view of qBittorrent; returns how many moved."""

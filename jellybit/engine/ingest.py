@@ -7,8 +7,6 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from jellybit.adapters.offload import ChildFailed, Offloader, OverBudget
-from jellybit.adapters.store import Store
 from jellybit.core.identity import (
     SourceKind,
     TorrentMeta,
@@ -19,6 +17,7 @@ from jellybit.core.identity import (
 )
 from jellybit.core.models import Download, Infohash, NewDownload
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.engine.source_guard import SourceGuard
 from jellybit.errors import InvalidArgument, InvalidSource
 from jellybit.logs import for_download
@@ -34,21 +33,6 @@ TorrentParser = Callable[[bytes, int], Awaitable[TorrentMeta]]
 async def parse_here(data: bytes, max_bytes: int) -> TorrentMeta:
     """Parse on the calling thread (tests, small files)."""
     return parse_torrent(data, max_bytes)
-
-
-def offloaded_parser(offloader: Offloader) -> TorrentParser:
-    """Parse in a child process within the offloader's time budget (the worker's event loop stays free)."""
-    async def parse(data: bytes, max_bytes: int) -> TorrentMeta:
-        if not isinstance(data, bytes) or len(data) > max_bytes or data[:1] != b"d":
-            return parse_torrent(data, max_bytes)          # refused at once; no process needed
-        try:
-            return await offloader.call(parse_torrent, data, max_bytes)
-        except OverBudget as exc:
-            raise InvalidSource(f"the .torrent could not be read in time ({exc}); it is unusually "
-                                "large or complex") from None
-        except ChildFailed as exc:
-            raise InvalidSource(f"the .torrent could not be read: {exc}") from None
-    return parse
 
 
 @dataclass(frozen=True)
@@ -80,7 +64,7 @@ def clean_text(value: object, *, limit: int, what: str) -> str:
 
 
 async def ingest(
-    store: Store,
+    store: StorePort,
     *,
     source: str | None = None,
     torrent: bytes | None = None,
@@ -119,7 +103,7 @@ async def ingest(
 
 
 async def adopt(
-    store: Store, *, name: str, infohashes: Iterable[Infohash | str], tag_prefix: str = "jellybit-",
+    store: StorePort, *, name: str, infohashes: Iterable[Infohash | str], tag_prefix: str = "jellybit-",
 ) -> IngestResult:
     """Make a torrent a user added straight into qBittorrent a download (empty context)."""
     hashes: list[Infohash] = []
@@ -141,7 +125,7 @@ async def adopt(
 
 
 async def _create_or_join(
-    store: Store, new: NewDownload, *, actor: Actor, tag_prefix: str, reason: str
+    store: StorePort, new: NewDownload, *, actor: Actor, tag_prefix: str, reason: str
 ) -> IngestResult:
     result = await store.create_download_if_no_active(
         new, state=State.QUEUED, reason=reason, actor=actor, qbt_tag_prefix=tag_prefix

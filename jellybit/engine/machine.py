@@ -6,9 +6,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from jellybit.adapters.store import Store
 from jellybit.core.models import Download, Transition
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.logs import for_download
 
@@ -23,7 +23,7 @@ _FOLLOW_UP: dict[State, EventKind] = {
 
 
 async def change_state(
-    store: Store,
+    store: StorePort,
     bus: EventBus,
     download_id: str,
     to: State,

@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from jellybit.adapters.store import Store
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.engine.retries import RETRY_CODE, OutageRetries
 from jellybit.engine.serial import Serializer
 from jellybit.errors import AdapterError, JellybitError
@@ -56,7 +56,7 @@ def review_reason(reasons: tuple[Reason, ...]) -> str:
 class Pipeline:
     """Runs the recognition and layout stages of downloads as serialized background tasks."""
 
-    def __init__(self, store: Store, serial: Serializer, client: TorrentClient,
+    def __init__(self, store: StorePort, serial: Serializer, client: TorrentClient,
                  recognizer: Recognizer, layouter: Layouter, retries: OutageRetries | None = None) -> None:
         self.store = store
         self.serial = serial
@@ -213,10 +213,9 @@ class Pipeline:
 
     async def _lay_out(self, download: Download, recognition: Recognition, *, relink: bool = False) -> None:
         """Apply the plan and settle the outcome (lock held, state `applying`)."""
-        relinker = getattr(self.layouter, "relink", None) if relink else None
         try:
-            if callable(relinker):
-                result = await relinker(download, recognition)
+            if relink:
+                result = await self.layouter.relink(download, recognition)
             else:
                 result = await self.layouter.apply(download, recognition)
         except Exception as exc:

@@ -14,24 +14,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from jellybit import clock
-from jellybit.adapters import fs
-from jellybit.adapters.store import Store
-from jellybit.adapters.store.views import ReconcileItem
 from jellybit.core.ports import Layouter
-from jellybit.core.states import Actor, State, can_transition
+from jellybit.core.states import RECONCILABLE, Actor, State, drift
+from jellybit.core.store_port import StorePort
+from jellybit.core.store_records import ReconcileItem
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.serial import Serializer
-from jellybit.errors import AdapterError, InvalidState
+from jellybit.errors import InvalidState
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-RECONCILABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 CHUNK = 500
 
 
@@ -48,41 +45,11 @@ class ReconcileProgress:
     seconds: float | None = None  # how long the last finished pass took
 
 
-def drift(state: State, torrent_present: bool, targets_present: bool | None) -> State | None:
-    """The state reconciliation moves a laid-out download to (spec §3), or None to leave it."""
-    if state not in RECONCILABLE or targets_present is None:
-        return None
-    if state is State.DONE:
-        target = {
-            (True, True): None, (True, False): State.TARGET_MISSING,
-            (False, True): State.ORPHANED, (False, False): State.DELETED,
-        }[(torrent_present, targets_present)]
-    elif state is State.TARGET_MISSING:
-        target = State.DONE if targets_present else (None if torrent_present else State.DELETED)
-    else:
-        target = None if targets_present else State.DELETED
-    return target if target is not None and can_transition(state, target) else None
-
-
-def targets_in_place(items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
-    """Per download: is any live target still its recorded inode (None: nothing laid, or unreadable)."""
-    found: dict[str, bool | None] = {}
-    for item in items:
-        if not item.links:
-            found[item.id] = None
-            continue
-        try:
-            found[item.id] = any(fs.target_inode(path) == ino for path, ino in item.links)   # type: ignore[arg-type]
-        except AdapterError as exc:        # a folder turned into a file, no permission: judge it later
-            log.warning("cannot check the library files: %s", exc.message, **for_download(item.id))
-            found[item.id] = None
-    return found
-
-
 class Reconciler:
     """Runs reconciliation passes, chunk by chunk, and keeps their progress."""
 
-    def __init__(self, store: Store, serial: Serializer, layouter: Layouter, *, chunk: int = CHUNK) -> None:
+    def __init__(self, store: StorePort, serial: Serializer, layouter: Layouter, *,
+                 chunk: int = CHUNK) -> None:
         self.store = store
         self.serial = serial
         self.layouter = layouter
@@ -128,35 +95,13 @@ class Reconciler:
             return self.progress.moved
 
     async def _chunk(self, items: list[ReconcileItem], torrents: TorrentIndex) -> int:
-        many = getattr(self.layouter, "targets_present_many", None)
-        if not callable(many):
-            return await self._one_by_one(items, torrents)     # a layouter without the batch check
-        targets = await many(items)
+        targets = await self.layouter.targets_present_many(items)
         moved = 0
         for item in items:
             present = torrents.find(item.hashes, item.qbt_tag) is not None
             target = drift(item.state, present, targets.get(item.id))
             if target is not None and await self._move(item.id, item.state, target, present):
                 moved += 1
-        return moved
-
-    async def _one_by_one(self, items: list[ReconcileItem], torrents: TorrentIndex) -> int:
-        reconcile: Any = getattr(self.layouter, "reconcile", None)
-        moved = 0
-        for item in items:
-            if self.serial.busy(item.id):
-                continue
-            async with self.serial.serialized(item.id):
-                download = await self.store.find_download(item.id)
-                if download is None or download.state not in RECONCILABLE:
-                    continue
-                present = torrents.find(download.hashes(), download.qbt_tag) is not None
-                if callable(reconcile):
-                    target = await reconcile(download, present)
-                else:
-                    target = drift(download.state, present, await self.layouter.targets_present(download))
-                if target is not None and await self._change(download.id, download.state, target, present):
-                    moved += 1
         return moved
 
     async def _move(self, download_id: str, seen: State, target: State, present: bool) -> bool:

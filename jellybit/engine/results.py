@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jellybit.adapters.store.recognitions import Hint
-from jellybit.adapters.store.views import DownloadView
 from jellybit.core.models import Download, Transition
 from jellybit.core.records import Recognition
+from jellybit.core.store_records import DownloadView, Hint
 from jellybit.engine.reconcile import ReconcileProgress
 
 __all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.adapters.store import Store
 from jellybit.core.states import Actor, State
+from jellybit.core.store_port import StorePort
 from jellybit.engine.serial import Serializer
 from jellybit.logs import for_download
 
@@ -60,7 +60,7 @@ class OutageRetries:
 class OutageRecovery:
     """Moves due downloads from `review` back to `recognizing`; finds them again after a restart."""
 
-    def __init__(self, retries: OutageRetries, store: Store, serial: Serializer) -> None:
+    def __init__(self, retries: OutageRetries, store: StorePort, serial: Serializer) -> None:
         self.retries = retries
         self.store = store
         self.serial = serial

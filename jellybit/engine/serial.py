@@ -24,9 +24,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from jellybit.adapters.store import Store
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, State
+from jellybit.core.store_port import StorePort
 from jellybit.engine.events import EventBus
 from jellybit.engine.machine import change_state
 from jellybit.logs import for_download
@@ -57,7 +57,7 @@ class _Slot:
 class Serializer:
     """Locks, epochs and stage tasks per download, and the state-change entry the engine uses."""
 
-    def __init__(self, store: Store, bus: EventBus, *, on_done: DoneCallback | None = None) -> None:
+    def __init__(self, store: StorePort, bus: EventBus, *, on_done: DoneCallback | None = None) -> None:
         self.store = store
         self.bus = bus
         self.on_done = on_done

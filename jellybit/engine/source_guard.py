@@ -17,7 +17,6 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from jellybit.adapters import resolver
 from jellybit.core.addresses import Address, AllowList, address_problem, literal, peer_host, url_host
 from jellybit.core.identity import Source, SourceKind, TorrentMeta
 from jellybit.errors import AdapterError, InvalidSource
@@ -40,7 +39,7 @@ class Endpoint:
 class SourceGuard:
     """Checks every endpoint of a source before it is accepted."""
 
-    def __init__(self, allow: AllowList | None = None, *, resolve: Resolver = resolver.resolve,
+    def __init__(self, allow: AllowList | None = None, *, resolve: Resolver,
                  timeout: float = 5.0) -> None:
         self.allow = allow or AllowList()
         self.resolve = resolve

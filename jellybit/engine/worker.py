@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jellybit import clock
-from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer, SyncSnapshot, TorrentClient, TorrentInfo
 from jellybit.core.states import State
+from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
@@ -64,7 +64,7 @@ class Worker:
     """Owns the poll loop and every worker-side state change; commands share its serializer."""
 
     def __init__(
-        self, store: Store, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
+        self, store: StorePort, bus: EventBus, client: TorrentClient, recognizer: Recognizer,
         layouter: Layouter, *, worker: WorkerConfig, qbittorrent: QbittorrentConfig,
         paths: PathsConfig | None = None, on_done: DoneCallback | None = None,
         reconnect_grace: float | None = None, appear_timeout: float = APPEAR_TIMEOUT,

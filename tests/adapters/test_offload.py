@@ -11,9 +11,8 @@ from pathlib import Path
 import bencode2
 import pytest
 
-from jellybit.adapters.offload import Offloader, OverBudget
+from jellybit.adapters.offload import Offloader, OverBudget, offloaded_parser
 from jellybit.core.identity import parse_torrent
-from jellybit.engine.ingest import offloaded_parser
 from jellybit.errors import Busy, InvalidSource
 
 

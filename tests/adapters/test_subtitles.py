@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from jellybit import ident
 from jellybit.adapters.language_id import LanguageIdentifier
+from jellybit.adapters.library.disk import Sources
 from jellybit.adapters.subtitles import HEAD_BYTES, FileSubtitleSampler, read_head, sample_bytes
 from jellybit.config import PathsConfig
 from jellybit.core.models import Download
 from jellybit.core.states import State
-from jellybit.engine.layout_inspect import Sources
 
 ENGLISH = ["Where were you last night?", "I told you, I was at work until ten.",
            "Don't lie to me. Your car wasn't there.", "Fine. I went to see my brother."]

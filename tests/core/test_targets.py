@@ -525,7 +525,7 @@ def test_no_work_at_all_places_nothing() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from jellybit.adapters.containment import resolve_target  # noqa: E402
+from jellybit.adapters.library.roots import resolve_target  # noqa: E402
 from jellybit.core.sanitize import is_sanitized, is_within  # noqa: E402
 from tests.support.path_props import assert_safe_component, tricky_text  # noqa: E402
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.config import PathsConfig
 from jellybit.core.states import State
-from jellybit.engine.layout import LayoutEngine
 from jellybit.transports.payloads import review_payload
 from tests.support.engine import EngineFactory
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from jellybit import ident
+from jellybit.adapters.library.disk import Sources
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.llm import OpenAiLlm
 from jellybit.adapters.metadata import MemoryCache, RetryPolicy, TmdbProvider
 from jellybit.adapters.store import Store
@@ -19,8 +21,6 @@ from jellybit.core.models import Download
 from jellybit.core.ports import RecognitionRequest
 from jellybit.core.records import PlanItem, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import State
-from jellybit.engine.layout import LayoutEngine
-from jellybit.engine.layout_inspect import Sources
 from jellybit.engine.recognizer import RecognitionEngine
 from tests.support.fake_metadata import FakeTmdb
 from tests.support.fake_openai import FakeOpenAI, file_entry, llm_answer

@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.core.ports import TorrentInfo
 from jellybit.core.states import Actor, State
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.events import EventBus
-from jellybit.engine.layout import LayoutEngine
 from jellybit.engine.reconcile import Reconciler, drift
 from jellybit.engine.serial import Serializer
-from tests.engine.test_layout import FOLDER, _season, _to_done
+from tests.adapters.library.test_layouter import FOLDER, _season, _to_done
 
 
 def torrent(download) -> TorrentInfo:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
 from jellybit.core.links import LinkStatus
-from jellybit.engine.layout import LayoutEngine
 from jellybit.errors import JellybitError
 from tests.support.faults import check_invariants, planned_files, season_pack
 from tests.support.media import Media

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
-from jellybit.engine.layout import LayoutEngine
 from tests.support.faults import check_invariants, kill_at_random, planned_files, season_pack, timed
 from tests.support.media import Media
 

@@ -8,16 +8,19 @@ else (store, state machine, worker, commands, qBittorrent client) is the real th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jellybit.adapters import resolver
 from jellybit.adapters.qbittorrent import QbittorrentClient
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
+from jellybit.core.addresses import AllowList
+from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
 from jellybit.core.ports import ApplyResult, LayoutPreview, RecognitionRequest, UndoResult
 from jellybit.core.records import (
@@ -32,10 +35,17 @@ from jellybit.core.records import (
     Role,
 )
 from jellybit.core.states import State
+from jellybit.core.store_records import ReconcileItem
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
+from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.worker import Worker
 from tests.support.services import free_port
+
+
+def source_guard(worker: Worker) -> SourceGuard:
+    """The guard the app builds: the worker's allow-list of private hosts, the system resolver."""
+    return SourceGuard(AllowList.parse(worker.qbt.allow_private_hosts), resolve=resolver.resolve)
 
 
 def movie_draft(request: RecognitionRequest, *, automatic: bool = True) -> RecognitionDraft:
@@ -124,9 +134,22 @@ class ScriptedLayouter:
         """Count recoveries."""
         self.recovered += 1
 
+    async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
+        """Like apply (the scripted outcome), with the recognition the download had."""
+        assert recognition is not None, "the pipeline relinks with the download's last recognition"
+        return await self.apply(download, recognition)
+
     async def targets_present(self, download: Download) -> bool | None:
         """The scripted answer."""
         return self.present
+
+    async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
+        """The scripted answer for each laid-out download."""
+        return {item.id: self.present for item in items}
+
+    async def title_groups(self) -> list[TitleGroup]:
+        """No title folders: nothing is written anywhere."""
+        return []
 
 
 @dataclass
@@ -213,7 +236,7 @@ async def make_engine(store: Store, tmp_path: Path) -> AsyncIterator[EngineFacto
                                appear_timeout=appear_timeout)
         workers.append(engine_worker)
         await engine_worker.start()
-        commands = Commands(store, bus, engine_worker)
+        commands = Commands(store, bus, engine_worker, guard=source_guard(engine_worker))
         return Engine(store, bus, client, recognizer, layout, engine_worker, commands, done)
 
     yield build

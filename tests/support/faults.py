@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from jellybit.adapters import fs
+from jellybit.adapters.library import files as fs
 from jellybit.adapters.store import Store
 from jellybit.core.links import FileLink, LinkStatus
 from jellybit.core.models import Download, NewDownload
@@ -38,7 +38,7 @@ CHILD = textwrap.dedent("""
     args = json.loads(sys.argv[1])
     from jellybit.adapters.store import Store
     from jellybit.config import PathsConfig
-    from jellybit.engine.layout import LayoutEngine
+    from jellybit.adapters.library.layouter import LayoutEngine
 
     if args["copy"]:
         def link(src, dst, *a, **k):

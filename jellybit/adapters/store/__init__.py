@@ -5,11 +5,12 @@ from __future__ import annotations
 from jellybit.adapters.store.base import StoreBase, StoreBusy, load_migrations
 from jellybit.adapters.store.cache import MetadataCacheMixin
 from jellybit.adapters.store.commands import CommandResultsMixin
-from jellybit.adapters.store.downloads import CreateResult, DownloadsMixin
+from jellybit.adapters.store.downloads import DownloadsMixin
 from jellybit.adapters.store.links import LinksMixin
 from jellybit.adapters.store.recognitions import RecognitionsMixin
 from jellybit.adapters.store.telegram import TelegramMixin
 from jellybit.adapters.store.views import ViewsMixin
+from jellybit.core.store_records import CreateResult
 
 
 class Store(

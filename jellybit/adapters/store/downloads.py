@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
@@ -11,6 +10,7 @@ import aiosqlite
 from jellybit import clock, ident
 from jellybit.core.models import Download, Infohash, NewDownload, Transition
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition, is_reactivation
+from jellybit.core.store_records import CreateResult
 from jellybit.errors import Conflict, InvalidState, NotFound
 
 _ACTIVE = tuple(s.value for s in ACTIVE_STATES)
@@ -25,15 +25,6 @@ UPDATABLE = frozenset(
         "source_ref", "num_seeds", "num_peers",
     }
 )
-
-
-@dataclass(frozen=True)
-class CreateResult:
-    """Outcome of create-download-if-no-active."""
-
-    download: Download
-    created: bool
-    added_hashes: tuple[str, ...] = ()
 
 
 def _row_to_download(row: aiosqlite.Row, hashes: Iterable[Infohash]) -> Download:

@@ -24,6 +24,7 @@ from jellybit.core.links import (
     episode_numbers,
 )
 from jellybit.core.records import Role
+from jellybit.core.sanitize import is_within
 from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
@@ -68,7 +69,7 @@ def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
     path = PurePosixPath(dst_path)
     for root in roots:
         base = PurePosixPath(os.path.normpath(root))
-        if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
+        if is_within(base, path) and len(path.relative_to(base).parts) >= 2:
             return str(base / path.relative_to(base).parts[0])
     return None
 

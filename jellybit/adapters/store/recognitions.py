@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
@@ -19,17 +18,8 @@ from jellybit.core.records import (
     RecognitionDraft,
     Recommendation,
 )
+from jellybit.core.store_records import Hint
 from jellybit.errors import NotFound
-
-
-@dataclass(frozen=True)
-class Hint:
-    """Free text a human added during review; fed to every later recognition."""
-
-    id: str
-    download_id: str
-    text: str
-    created_at: str
 
 
 def _reasons_json(reasons: tuple[Reason, ...]) -> str:

@@ -16,18 +16,24 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from jellybit.adapters.store.downloads import _download_filter, _row_to_download, _transition
 from jellybit.adapters.store.links import _SELECT as _LINKS_SELECT
 from jellybit.adapters.store.links import _link
 from jellybit.adapters.store.reader import Reader
-from jellybit.adapters.store.recognitions import Hint, _candidate, _reasons, _recognition
-from jellybit.core.links import LIVE_STATUSES, FileLink
+from jellybit.adapters.store.recognitions import _candidate, _reasons, _recognition
+from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download, Infohash, Transition
 from jellybit.core.records import MediaType, Plan, Recognition, Recommendation
 from jellybit.core.states import State
+from jellybit.core.store_records import (
+    DownloadRecord,
+    DownloadView,
+    Hint,
+    PageRecord,
+    ReconcileItem,
+    SummaryRecord,
+)
 
 _HEADLINE = ("r.id AS r_id, r.attempt_no AS r_attempt_no, r.media_type AS r_media_type, r.title AS r_title,"
              " r.original_title AS r_original_title, r.year AS r_year, r.provider AS r_provider,"
@@ -40,58 +46,6 @@ _HEADLINE = ("r.id AS r_id, r.attempt_no AS r_attempt_no, r.media_type AS r_medi
              " ORDER BY c.chosen DESC, c.created_at, c.id LIMIT 1) AS r_poster_candidate")
 _HASHES = ("(SELECT group_concat(h.kind || ':' || h.infohash, ',') FROM download_infohash h"
            " WHERE h.download_id = d.id) AS d_hashes")
-
-
-@dataclass(frozen=True)
-class DownloadRecord:
-    """Everything `get` shows about one download."""
-
-    download: Download
-    transitions: tuple[Transition, ...]
-    recognition: Recognition | None
-    hints: tuple[Hint, ...]
-    overrides: dict[str, Any]
-    links: tuple[FileLink, ...]
-
-
-@dataclass(frozen=True)
-class DownloadView:
-    """What the retained `downloads/<id>` and `reviews/<id>` topics of one download need."""
-
-    download: Download
-    recognition: Recognition | None           # in review: complete; otherwise its headline
-    hints: tuple[str, ...] = ()
-    review_requested_at: str | None = None
-
-
-@dataclass(frozen=True)
-class PageRecord:
-    """One page of downloads, newest first, with each one's recognition headline and the total."""
-
-    items: tuple[Download, ...]
-    headlines: dict[str, Recognition] = field(default_factory=dict)
-    total: int = 0
-
-
-@dataclass(frozen=True)
-class ReconcileItem:
-    """A laid-out download as reconciliation sees it: how to find its torrent, and its live targets."""
-
-    id: str
-    state: State
-    qbt_tag: str
-    hashes: frozenset[str]
-    links: tuple[tuple[str, int | None], ...]        # (target path, recorded inode) of each live link
-
-
-@dataclass(frozen=True)
-class SummaryRecord:
-    """Counts per state, the review queue, the last download that reached done, who waits longest."""
-
-    counts: dict[State, int]
-    review_queue: int
-    last_done: tuple[Download, Recognition | None] | None
-    waiting: tuple[tuple[Download, Recognition | None], ...] = ()
 
 
 def _hashes(text: str | None) -> list[Infohash]:

@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from jellybit.core.sanitize import is_sanitized
+from jellybit.core.sanitize import is_sanitized, is_within
 from jellybit.errors import AdapterError, UnsafePath
 
 PATH_MAX = 4096
@@ -89,7 +89,7 @@ def resolve_target(root: Path, relative: str | PurePosixPath) -> Path:
     # Belt and braces: with no links below the root this always holds, but it also covers a
     # root whose realpath changed between the two looks.
     real_target = Path(os.path.realpath(real_root.joinpath(*parts)))
-    if real_target == real_root or not real_target.is_relative_to(real_root):
+    if not is_within(real_root, real_target):
         raise UnsafePath(f"target resolves outside its library root: {'/'.join(parts)!r}")
     return target
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from jellybit.adapters import fs
+from jellybit.adapters.library import files as fs
+from jellybit.adapters.library.disk import inspect
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.core.links import BatchStatus, LinkStatus
 from jellybit.core.models import Download, NewDownload
 from jellybit.core.records import MediaType, Plan, PlanItem, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
-from jellybit.engine.layout import LayoutEngine
-from jellybit.engine.layout_inspect import inspect
 from jellybit.errors import UnsafePath
 
 _names = itertools.count(1)
@@ -633,7 +633,7 @@ CHILD = textwrap.dedent("""
     args = json.loads(sys.argv[1])
     from jellybit.adapters.store import Store
     from jellybit.config import PathsConfig
-    from jellybit.engine.layout import LayoutEngine
+    from jellybit.adapters.library.layouter import LayoutEngine
 
     real_link, real_fsync = os.link, os.fsync
     calls = {"link": 0, "fsync": 0}

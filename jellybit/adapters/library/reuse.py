@@ -26,9 +26,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jellybit.adapters.library.disk import Inspection
 from jellybit.core.models import Download
 from jellybit.core.records import Reason, RecognitionDraft
-from jellybit.engine.layout_inspect import Inspection
 
 MAX_AGE = 60.0
 KEEP = 4

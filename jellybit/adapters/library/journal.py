@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jellybit.adapters import fs
-from jellybit.adapters.containment import FolderGate
+from jellybit.adapters.library import files as fs
+from jellybit.adapters.library.roots import FolderGate
 from jellybit.core.links import FileLink, LinkStatus, LinkUpdate
 from jellybit.errors import JellybitError
 

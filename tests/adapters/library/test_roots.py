@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jellybit.adapters.containment import FolderGate, resolve_target
+from jellybit.adapters.library.roots import FolderGate, resolve_target
 from jellybit.core.sanitize import sanitize_component
 from jellybit.errors import AdapterError, UnsafePath
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jellybit.adapters import fs
+from jellybit.adapters.library import files as fs
 from jellybit.core.links import LinkStatus
 from jellybit.errors import AdapterError
 

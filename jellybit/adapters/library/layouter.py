@@ -15,10 +15,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from jellybit.adapters import fs
-from jellybit.adapters.store import Store
+from jellybit.adapters.library import files as fs
+from jellybit.adapters.library import journal
+from jellybit.adapters.library.disk import EXISTS, PLANNED, SKIPPED, Inspection, inspect, targets_in_place
+from jellybit.adapters.library.gc_pause import gc_paused
+from jellybit.adapters.library.reuse import PreviewMemory
+from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
 from jellybit.adapters.store.links import title_folder_of
-from jellybit.adapters.store.views import ReconcileItem
 from jellybit.config import PathsConfig
 from jellybit.core.frozen import build
 from jellybit.core.links import (
@@ -35,14 +38,10 @@ from jellybit.core.names import id_tag
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
 from jellybit.core.records import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
-from jellybit.core.states import State
+from jellybit.core.states import RECONCILABLE, State, drift
+from jellybit.core.store_port import StorePort
+from jellybit.core.store_records import ReconcileItem
 from jellybit.core.targets import layout_reasons, layout_targets
-from jellybit.engine import layout_journal as journal
-from jellybit.engine.gc_pause import gc_paused
-from jellybit.engine.layout_inspect import EXISTS, PLANNED, SKIPPED, Inspection, inspect
-from jellybit.engine.layout_reuse import PreviewMemory
-from jellybit.engine.layout_titles import TitleDeleteResult, TitlesMixin, is_dir
-from jellybit.engine.reconcile import RECONCILABLE, drift, targets_in_place
 from jellybit.errors import JellybitError, NotFound, UnsafePath
 from jellybit.logs import for_download
 
@@ -62,7 +61,7 @@ _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
-    def __init__(self, store: Store, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
+    def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
         self.store = store
         self.paths = paths
         self.chunk = max(1, chunk)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jellybit.adapters import fs
-from jellybit.adapters.containment import PATH_MAX, resolve_target
+from jellybit.adapters.library import files as fs
+from jellybit.adapters.library.roots import PATH_MAX, resolve_target
 from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.frozen import evolve
@@ -19,7 +20,11 @@ from jellybit.core.path_map import translate_path
 from jellybit.core.reasons import reason
 from jellybit.core.records import Plan, PlanItem, Reason, Role
 from jellybit.core.sanitize import is_sanitized
-from jellybit.errors import JellybitError, UnsafePath
+from jellybit.core.store_records import ReconcileItem
+from jellybit.errors import AdapterError, JellybitError, UnsafePath
+from jellybit.logs import for_download
+
+log = logging.getLogger(__name__)
 
 LAID_ROLES = frozenset({Role.VIDEO, Role.SUBTITLE, Role.AUDIO, Role.EXTRA})
 VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
@@ -263,3 +268,18 @@ def _compare(
             names = sorted({p.name for e in item.episodes for p in present[(item.season, e)]})
             return evolve(item, status=SKIPPED, note="already present as " + ", ".join(names))
     return item if item.status == PLANNED else evolve(item, status=PLANNED)
+
+
+def targets_in_place(items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
+    """Per download: is any live target still its recorded inode (None: nothing laid, or unreadable)."""
+    found: dict[str, bool | None] = {}
+    for item in items:
+        if not item.links:
+            found[item.id] = None
+            continue
+        try:
+            found[item.id] = any(fs.target_inode(path) == ino for path, ino in item.links)   # type: ignore[arg-type]
+        except AdapterError as exc:        # a folder turned into a file, no permission: judge it later
+            log.warning("cannot check the library files: %s", exc.message, **for_download(item.id))
+            found[item.id] = None
+    return found

@@ -10,15 +10,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jellybit.adapters import fs
+from jellybit.adapters.library import files as fs
 from jellybit.adapters.store.links import title_folder_of
 from jellybit.core.links import TitleGroup
 from jellybit.core.ports import UndoResult
 from jellybit.errors import NotFound
 
 if TYPE_CHECKING:
-    from jellybit.adapters.store import Store
-    from jellybit.engine.layout_reuse import PreviewMemory
+    from jellybit.adapters.library.reuse import PreviewMemory
+    from jellybit.core.store_port import StorePort
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def is_dir(path: Path) -> bool:
 class TitlesMixin:
     """The layouter's title operations (needs its store, roots, lock, previews and `_undo`)."""
 
-    store: Store
+    store: StorePort
     roots: dict[str, Path]
     previews: PreviewMemory
     _lock: asyncio.Lock

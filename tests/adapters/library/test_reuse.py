@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
+from jellybit.adapters.library.gc_pause import gc_paused
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.core.links import BatchStatus, LinkStatus
 from jellybit.core.records import Plan
-from jellybit.engine.gc_pause import gc_paused
-from jellybit.engine.layout import LayoutEngine
-from tests.engine.test_layout import FOLDER, _after_journaling, _season
+from tests.adapters.library.test_layouter import FOLDER, _after_journaling, _season
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jellybit import ident
 from jellybit.core.links import LinkStatus
+from jellybit.core.sanitize import is_within
 from jellybit.errors import AdapterError
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def inside(path: Path, root: Path) -> bool:
         return False
     real_root = Path(os.path.realpath(root))
     real_parent = Path(os.path.realpath(path.parent))
-    return real_parent == real_root or real_parent.is_relative_to(real_root)
+    return is_within(real_root, real_parent, or_equal=True)
 
 
 class Roots:
@@ -131,8 +132,7 @@ class Roots:
         lexical = Path(os.path.normpath(parent))
         return next(
             (base for base, real_root in self._roots
-             if (lexical == base or lexical.is_relative_to(base))
-             and (real == real_root or real.is_relative_to(real_root))),
+             if is_within(base, lexical, or_equal=True) and is_within(real_root, real, or_equal=True)),
             None,
         )
 
@@ -466,7 +466,7 @@ def prune_empty_dirs(start: Path, stop_at_root: Path) -> list[Path]:
     root = Path(os.path.normpath(stop_at_root))
     current = Path(os.path.normpath(start))
     removed: list[Path] = []
-    while current != root and current.is_relative_to(root):
+    while is_within(root, current):
         try:
             os.rmdir(current)
         except FileNotFoundError:
