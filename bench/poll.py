@@ -1,6 +1,6 @@
 """Benchmark: one worker poll cycle with 2,000 and 10,000 torrents against qBittorrent's raw `sync/maindata`.
 
-Run: .venv/bin/python bench/poll.py [--torrents 2000 10000] [--cycles 20] [--profile]
+Run: .venv/bin/python bench/poll.py [--torrents 2000 10000] [--cycles 20] [--changed 20] [--profile]
 
 A throwaway qbittorrent-nox (loopback only, temp profile, stopped at the end; started with the
 test helpers in tests/support/qbittorrent.py) gets trackerless magnets with random hashes, which
@@ -16,6 +16,8 @@ Measured per cycle, interleaved in the same run:
   sync full      QbittorrentClient.sync() on a fresh client (the worker's first poll after a start)
   sync incr      QbittorrentClient.sync() of a client that polls every cycle
   poll_once      a whole Worker.poll_once() over a real SQLite store (incremental sync included)
+  changed        then (--changed N) poll_once after N random torrents got a tag added or removed:
+                 the cost of examining N downloads, above a cycle where nothing changed
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import random
 import secrets
 import shutil
 import statistics
@@ -45,7 +48,7 @@ from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.states import State
 from jellybit.engine import ingest
-from jellybit.engine.events import EventBus
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.worker import Worker
 from tests.support.engine import ScriptedLayouter, ScriptedRecognizer
 from tests.support.qbittorrent import QbittorrentProcess, magnet
@@ -102,6 +105,7 @@ class Bench:
         self.worker: Worker | None = None
         self.rid = 0
         self.count = 0
+        self.hashes: list[str] = []
 
     async def open(self) -> None:
         """Open the store, log the raw client in, build the worker with in-test recognizer/layouter."""
@@ -148,7 +152,10 @@ class Bench:
                 result = await ingest.ingest(
                     self.store, source=magnet(infohash, name),
                     max_torrent_bytes=self.worker.config.max_torrent_bytes, tag_prefix=self.qbt.tag_prefix)
+                # As Commands.add does: the worker reads a download again only when told of a change.
+                self.worker.bus.publish(Event(EventKind.ADDED, result.download.id, to_state=State.QUEUED))
                 batch.append((infohash, name, result.download.qbt_tag))
+                self.hashes.append(infohash)
             sent.append(asyncio.create_task(self._send_batch(batch, gate)))
         ingested = time.perf_counter()
         await asyncio.gather(*sent)
@@ -261,6 +268,21 @@ class Bench:
                 raise SystemExit("the worker could not reach qBittorrent")
         return [raw_full, raw_incr, sync_full, sync_incr, poll, poll_cpu]
 
+    async def measure_changes(self, cycles: int, count: int) -> Series:
+        """Worker CPU per cycle when `count` torrents changed since the last one (a tag added or removed)."""
+        assert self.worker is not None
+        cpu, wall = Series(f"poll_once CPU, {count} torrents changed"), Series("wall")
+        await self.worker.poll_once()
+        chosen: list[str] = []
+        for cycle in range(cycles):
+            if cycle % 2 == 0:
+                chosen = random.sample(self.hashes, count)
+            path = "torrents/addTags" if cycle % 2 == 0 else "torrents/removeTags"
+            reply = await self.raw.post(path, data={"hashes": "|".join(chosen), "tags": "bench-touch"})
+            reply.raise_for_status()
+            await timed(wall, self.worker.poll_once, cpu)
+        return cpu
+
     async def profile(self, path: Path) -> None:
         """Profile one poll cycle with cProfile (the event loop's thread); print the top."""
         import cProfile
@@ -301,7 +323,8 @@ def report(total: int, series: list[Series], as_json: bool = False) -> None:
              f"<= {goal:g} ms" if goal else "", cpu <= goal if goal else None), as_json)
 
 
-async def run(root: Path, sizes: list[int], cycles: int, profile: bool, as_json: bool = False) -> None:
+async def run(root: Path, sizes: list[int], cycles: int, profile: bool, as_json: bool = False,
+              changed: int = 0) -> None:
     """Start qBittorrent, grow it through every size, measure, and stop it."""
     server = QbittorrentProcess(root / "qbittorrent")
     server.start()
@@ -313,7 +336,13 @@ async def run(root: Path, sizes: list[int], cycles: int, profile: bool, as_json:
         print(f"qbittorrent-nox {version} on {server.url}")
         for total in sorted(set(sizes)):
             await bench.grow(total)
-            report(total, await bench.measure(cycles), as_json)
+            series = await bench.measure(cycles)
+            report(total, series, as_json)
+            if changed:
+                touched = await bench.measure_changes(cycles, changed)
+                extra = (touched.median() - series[-1].median()) * 1000
+                print(f"  {touched.name:34} {touched.median() * 1000:8.1f} ms {touched.p90() * 1000:8.1f} ms"
+                      f"  ({extra / changed * 1000:.0f} us per changed torrent above nothing changed)")
             print(describe_load(before, load()))
             if profile:
                 await bench.profile(root.parent / f"jellybit-poll-profile-{total}.prof")
@@ -331,10 +360,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one poll cycle per size with cProfile (a .prof in the temp dir)")
     parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
+    parser.add_argument("--changed", type=int, default=20, metavar="N",
+                        help="also measure cycles after N torrents changed (a tag added or removed; 0: skip)")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="jellybit-bench-poll-"))
     try:
-        asyncio.run(run(root, args.torrents, args.cycles, args.profile, args.json))
+        asyncio.run(run(root, args.torrents, args.cycles, args.profile, args.json, args.changed))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

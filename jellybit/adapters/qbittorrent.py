@@ -16,8 +16,17 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
+from jellybit.adapters.qbittorrent_answers import (
+    CATEGORIES,
+    FILES,
+    PREFERENCES,
+    TORRENTS,
+    AddResult,
+    MainData,
+    TorrentAnswer,
+)
 from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import AddTorrent, SyncSnapshot, TorrentFile, TorrentInfo
 from jellybit.errors import AdapterError, InvalidArgument, TorrentRejected
@@ -25,101 +34,9 @@ from jellybit.errors import AdapterError, InvalidArgument, TorrentRejected
 log = logging.getLogger(__name__)
 
 SYSTEM = "qbittorrent"
-ETA_INFINITY = 8_640_000              # qBittorrent's "no estimate" (100 days)
 STOP_START_API = (2, 11)              # qBittorrent 5.0: pause/resume became stop/start
 _HASH = re.compile(r"^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
 _M = TypeVar("_M")
-
-
-# ---------------------------------------------------------------- answer models
-
-
-class _Answer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Torrent(_Answer):
-    hash: str
-    infohash_v1: str | None = ""
-    infohash_v2: str | None = ""
-    name: str | None = ""
-    state: str | None = "unknown"
-    progress: float | None = 0.0
-    dlspeed: int | None = 0
-    eta: int | None = None
-    size: int | None = 0
-    total_size: int | None = 0
-    amount_left: int | None = 0
-    content_path: str | None = ""
-    save_path: str | None = ""
-    category: str | None = ""
-    tags: str | None = ""
-    added_on: int | None = None
-    completion_on: int | None = None
-    magnet_uri: str | None = ""
-    num_seeds: int | None = 0
-    num_leechs: int | None = 0
-
-    def to_info(self) -> TorrentInfo:
-        """Convert to the port's dataclass (tags split, eta/timestamps normalized)."""
-        eta = self.eta if self.eta is not None and 0 <= self.eta < ETA_INFINITY else None
-        return TorrentInfo(
-            hash=self.hash.lower(),
-            infohash_v1=(self.infohash_v1 or "").lower(),
-            infohash_v2=(self.infohash_v2 or "").lower(),
-            name=self.name or "",
-            state=self.state or "unknown",
-            progress=min(max(float(self.progress or 0.0), 0.0), 1.0),
-            dlspeed=self.dlspeed or 0,
-            eta=eta,
-            size=self.size or 0,
-            total_size=self.total_size or 0,
-            amount_left=self.amount_left or 0,
-            content_path=self.content_path or "",
-            save_path=self.save_path or "",
-            category=self.category or "",
-            tags=tuple(t.strip() for t in (self.tags or "").split(",") if t.strip()),
-            added_on=_timestamp(self.added_on),
-            completion_on=_timestamp(self.completion_on),
-            magnet_uri=self.magnet_uri or "",
-            num_seeds=max(self.num_seeds or 0, 0),
-            num_leechs=max(self.num_leechs or 0, 0),
-        )
-
-
-class _File(_Answer):
-    index: int | None = None
-    name: str
-    size: int = 0
-    progress: float = 0.0
-
-
-class _MainData(_Answer):
-    rid: int
-    full_update: bool = False
-    torrents: dict[str, dict[str, Any]] = {}
-    torrents_removed: list[str] = []
-
-
-class _Category(_Answer):
-    name: str = ""
-    savePath: str = ""
-
-
-class _AddResult(_Answer):
-    success_count: int = 0
-    pending_count: int = 0
-    failure_count: int = 0
-
-
-_TORRENTS = TypeAdapter(list[_Torrent])
-_FILES = TypeAdapter(list[_File])
-_CATEGORIES = TypeAdapter(dict[str, _Category])
-_PREFERENCES = TypeAdapter(dict[str, Any])
-
-
-def _timestamp(value: int | None) -> int | None:
-    return value if value is not None and 0 < value < 4_294_967_295 else None
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -319,7 +236,7 @@ class QbittorrentClient:
         if body == "Fails.":
             raise duplicate
         try:  # WebAPI 2.14+: {"success_count", "pending_count", "failure_count", "added_torrent_ids"}
-            result = _AddResult.model_validate_json(body)
+            result = AddResult.model_validate_json(body)
         except ValidationError:
             raise self._error(f"torrents/add: unexpected answer {body[:80]!r}") from None
         if result.failure_count and not (result.success_count or result.pending_count):
@@ -347,34 +264,43 @@ class QbittorrentClient:
 
     async def _info(self, params: dict[str, str]) -> list[TorrentInfo]:
         response = await self._call("GET", "torrents/info", params=params)
-        return [t.to_info() for t in self._parse(response, "torrents/info", _TORRENTS.validate_json)]
+        return [t.to_info() for t in self._parse(response, "torrents/info", TORRENTS.validate_json)]
 
     async def sync(self) -> SyncSnapshot:
-        """Poll `sync/maindata` from the last `rid` and merge the deltas into the running view."""
+        """Poll `sync/maindata` from the last `rid`; merge the deltas and say which torrents changed.
+
+        Only the torrents the answer names are parsed again; a full answer (the first, or after
+        qBittorrent restarted) names every torrent as changed. The snapshot's `torrents` is a
+        read-only view of the client's running state, valid until the next `sync()`.
+        """
         async with self._sync_lock:
             response = await self._call("GET", "sync/maindata", params={"rid": self._rid})
-            data = self._parse(response, "sync/maindata", _MainData.model_validate_json)
-            raw = {} if data.full_update else dict(self._raw)
-            view = {} if data.full_update else dict(self._view)
-            removed = [h.lower() for h in data.torrents_removed]
-            for h in removed:
-                raw.pop(h, None)
-                view.pop(h, None)
+            data = self._parse(response, "sync/maindata", MainData.model_validate_json)
+            previous = {} if data.full_update else self._raw
+            parsed: dict[str, tuple[dict[str, Any], TorrentInfo]] = {}
             try:
                 for key, partial in data.torrents.items():
                     h = key.lower()
-                    if not partial and h in view:
+                    if not partial and h in previous:
                         continue
-                    merged = {**raw.get(h, {}), **partial, "hash": h}
-                    view[h] = _Torrent.model_validate(merged).to_info()
-                    raw[h] = merged
+                    merged = {**previous.get(h, {}), **partial, "hash": h}
+                    parsed[h] = (merged, TorrentAnswer.model_validate(merged).to_info())
             except ValidationError:
                 raise self._error("sync/maindata: unexpected torrent fields") from None
+            # Everything is parsed: only now change the running state, so a bad answer leaves it whole.
+            removed = [h.lower() for h in data.torrents_removed]
             if data.full_update:
-                removed += [h for h in self._view if h not in view and h not in removed]
-            self._raw, self._view, self._rid = raw, view, data.rid
-            return SyncSnapshot(torrents=MappingProxyType(dict(view)), removed=tuple(removed),
-                                full_update=data.full_update)
+                removed += [h for h in self._view if h not in parsed and h not in removed]
+                self._raw, self._view = {}, {}
+            for h in removed:
+                self._raw.pop(h, None)
+                self._view.pop(h, None)
+            for h, (merged, info) in parsed.items():
+                self._raw[h] = merged
+                self._view[h] = info
+            self._rid = data.rid
+            return SyncSnapshot(torrents=MappingProxyType(self._view), removed=tuple(removed),
+                                full_update=data.full_update, changed=frozenset(parsed))
 
     async def files(self, torrent_hash: str) -> list[TorrentFile]:
         """The files of one torrent (`name` relative to its save path)."""
@@ -382,7 +308,7 @@ class QbittorrentClient:
         response = await self._call("GET", "torrents/files", params={"hash": torrent_id})
         if response.status_code == 404:
             raise self._error(f"torrents/files: no torrent {torrent_id}")
-        entries = self._parse(response, "torrents/files", _FILES.validate_json)
+        entries = self._parse(response, "torrents/files", FILES.validate_json)
         return [TorrentFile(index=e.index if e.index is not None else i, name=e.name, size=e.size,
                             progress=min(max(e.progress, 0.0), 1.0)) for i, e in enumerate(entries)]
 
@@ -416,7 +342,7 @@ class QbittorrentClient:
     async def ensure_category(self, name: str, save_path: str | None = None) -> None:
         """Create the category if it is missing; set its save path when one is given and differs."""
         response = await self._call("GET", "torrents/categories")
-        existing = self._parse(response, "torrents/categories", _CATEGORIES.validate_json).get(name)
+        existing = self._parse(response, "torrents/categories", CATEGORIES.validate_json).get(name)
         form = {"category": name, "savePath": save_path or ""}
         if existing is None:
             response = await self._call("POST", "torrents/createCategory", data=form)
@@ -429,7 +355,7 @@ class QbittorrentClient:
     async def preferences(self) -> dict[str, Any]:
         """qBittorrent's application preferences (`app/preferences`)."""
         response = await self._call("GET", "app/preferences")
-        return self._parse(response, "app/preferences", _PREFERENCES.validate_json)
+        return self._parse(response, "app/preferences", PREFERENCES.validate_json)
 
     async def set_preferences(self, values: dict[str, Any]) -> None:
         """Change some application preferences (`app/setPreferences`); the others stay as they are."""

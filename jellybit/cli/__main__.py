@@ -2,6 +2,6 @@
 
 import sys
 
-from jellybit.cli.local import main
+from jellybit.cli import main
 
 sys.exit(main())

@@ -72,11 +72,12 @@ class AddTorrent:
 
 @dataclass(frozen=True)
 class SyncSnapshot:
-    """The client's running view after one `sync/maindata` poll."""
+    """The client's running view after one `sync/maindata` poll, and what that poll changed."""
 
     torrents: Mapping[str, TorrentInfo]      # keyed by qBittorrent's `hash`
     removed: tuple[str, ...] = ()            # hashes removed since the previous poll
-    full_update: bool = False
+    full_update: bool = False                # a full answer: every torrent counts as changed
+    changed: frozenset[str] = frozenset()    # hashes new or changed since the previous poll
 
 
 class TorrentClient(Protocol):

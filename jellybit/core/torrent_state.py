@@ -71,31 +71,76 @@ def _age_key(torrent: TorrentInfo) -> tuple[bool, int, str]:
 
 
 class TorrentIndex:
-    """One poll's torrents indexed by real infohash and by tag (O(1) matching per download).
+    """qBittorrent's torrents indexed by real infohash and by tag (O(1) matching per download).
 
     Matching follows the one rule: a real infohash (v1 or v2) first, then the per-download
-    tag; a hybrid's `hash` field (its truncated v2 hash) is never matched on its own.
+    tag; a hybrid's `hash` field (its truncated v2 hash) is never matched on its own. The
+    index is kept up to date with `update` from each poll's changes, so a poll that changed
+    nothing costs nothing here.
     """
 
-    def __init__(self, torrents: Mapping[str, TorrentInfo] | Iterable[TorrentInfo]) -> None:
+    def __init__(self, torrents: Mapping[str, TorrentInfo] | Iterable[TorrentInfo] = ()) -> None:
+        self._all: dict[str, TorrentInfo] = {}
+        # Every torrent under each key; a key rarely has two (a tag copied by hand), then the oldest wins.
+        self._by_hash: dict[str, dict[str, TorrentInfo]] = {}
+        self._by_tag: dict[str, dict[str, TorrentInfo]] = {}
         values = torrents.values() if isinstance(torrents, Mapping) else torrents
-        self.torrents: tuple[TorrentInfo, ...] = tuple(values)
-        self._by_hash: dict[str, TorrentInfo] = {}
-        self._by_tag: dict[str, TorrentInfo] = {}
-        # Of several torrents with one tag, the oldest wins.
-        for torrent in sorted(self.torrents, key=_age_key):
-            for value in torrent.hashes():
-                self._by_hash.setdefault(value, torrent)
-            for tag in torrent.tags:
-                self._by_tag.setdefault(tag, torrent)
+        self.update(values)
 
     def __len__(self) -> int:
-        return len(self.torrents)
+        return len(self._all)
+
+    @property
+    def torrents(self) -> tuple[TorrentInfo, ...]:
+        """Every torrent, in no particular order."""
+        return tuple(self._all.values())
+
+    def torrent_ids(self) -> set[str]:
+        """Every torrent's qBittorrent id."""
+        return set(self._all)
+
+    def get(self, torrent_hash: str) -> TorrentInfo | None:
+        """The torrent with this qBittorrent id (its `hash` field)."""
+        return self._all.get(torrent_hash)
+
+    def update(self, changed: Iterable[TorrentInfo], removed: Iterable[str] = ()) -> None:
+        """Take in new or changed torrents and drop removed ones (by qBittorrent id)."""
+        for torrent_hash in removed:
+            old = self._all.pop(torrent_hash, None)
+            if old is not None:
+                self._unlink(old)
+        for torrent in changed:
+            old = self._all.get(torrent.hash)
+            if old is not None:
+                self._unlink(old)
+            self._all[torrent.hash] = torrent
+            for value in torrent.hashes():
+                self._by_hash.setdefault(value, {})[torrent.hash] = torrent
+            for tag in torrent.tags:
+                self._by_tag.setdefault(tag, {})[torrent.hash] = torrent
+
+    def _unlink(self, torrent: TorrentInfo) -> None:
+        for table, keys in ((self._by_hash, torrent.hashes()), (self._by_tag, torrent.tags)):
+            for key in keys:
+                bucket = table.get(key)
+                if bucket is not None:
+                    bucket.pop(torrent.hash, None)
+                    if not bucket:
+                        del table[key]
 
     def find(self, hashes: Iterable[str], tag: str | None = None) -> TorrentInfo | None:
         """The torrent holding one of these infohashes, else the one carrying the tag."""
         for value in sorted(hashes):
-            found = self._by_hash.get(value)
+            found = _oldest(self._by_hash.get(value))
             if found is not None:
                 return found
-        return self._by_tag.get(tag) if tag else None
+        return _oldest(self._by_tag.get(tag)) if tag else None
+
+
+def _oldest(bucket: dict[str, TorrentInfo] | None) -> TorrentInfo | None:
+    """Of several torrents under one key (a tag copied by hand), the oldest wins."""
+    if not bucket:
+        return None
+    if len(bucket) == 1:
+        return next(iter(bucket.values()))
+    return min(bucket.values(), key=_age_key)

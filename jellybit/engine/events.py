@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -148,6 +148,11 @@ class EventBus:
     def __init__(self, default_maxsize: int = DEFAULT_QUEUE_SIZE) -> None:
         self.default_maxsize = default_maxsize
         self._subscribers: list[Subscription] = []
+        self._watchers: list[Callable[[Event], None]] = []
+
+    def watch(self, callback: Callable[[Event], None]) -> None:
+        """Call `callback(event)` synchronously on every publish (an in-process cache; must not block)."""
+        self._watchers.append(callback)
 
     def subscribe(self, maxsize: int | None = None) -> Subscription:
         """Start receiving every event published from now on."""
@@ -168,7 +173,9 @@ class EventBus:
         return len(self._subscribers)
 
     def publish(self, event: Event) -> None:
-        """Hand an event to every subscriber's queue."""
+        """Hand an event to every watcher and every subscriber's queue."""
+        for watcher in self._watchers:
+            watcher(event)
         for subscription in list(self._subscribers):
             subscription._offer(event)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
@@ -30,22 +31,34 @@ class Housekeeping:
         self.layouter = layouter
         self.qbt = qbt
         self._claimed: set[str] = set()     # hashes known to belong to a download (a cache)
+        self._unseen: set[str] = set()      # torrents (qBittorrent ids) new or changed, not looked at yet
         self.reconciler = Reconciler(store, serial, layouter)
 
     def claim(self, hashes: set[str]) -> None:
         """Remember hashes a download owns, so adoption never looks at them again."""
         self._claimed |= hashes
 
-    async def adopt_new(self, index: TorrentIndex) -> None:
-        """Adopt every torrent under the category that no download (active or settled) owns."""
-        for torrent in index.torrents:
+    async def adopt_new(self, index: TorrentIndex, changed: Iterable[str]) -> None:
+        """Adopt torrents under the category that no download (active or settled) owns.
+
+        Only the torrents new or changed since the last look are looked at (`changed`, every
+        torrent after a full answer): a torrent that changed into the category counts too.
+        """
+        self._unseen.update(changed)
+        while self._unseen:
+            torrent_hash = self._unseen.pop()
+            torrent = index.get(torrent_hash)
+            if torrent is None:
+                continue
             hashes = torrent.hashes()
             if torrent.category != self.qbt.category or not hashes or hashes & self._claimed:
                 continue
-            if await self._known(torrent):
-                self._claimed |= hashes
-                continue
-            await self._adopt(torrent)
+            try:
+                if not await self._known(torrent):
+                    await self._adopt(torrent)
+            except BaseException:
+                self._unseen.add(torrent_hash)    # looked at again next cycle
+                raise
             self._claimed |= hashes
 
     async def _known(self, torrent: TorrentInfo) -> bool:

@@ -68,6 +68,7 @@ class Serializer:
         self.forgotten = 0                     # epochs dropped so far (a snapshot older than a drop is stale)
         self._stages: dict[str, StageTask] = {}
         self._listeners: list[Callable[[str], None]] = []
+        self._release_listeners: list[Callable[[str], None]] = []
         self._background: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------ locks and epochs
@@ -87,6 +88,8 @@ class Serializer:
             if slot.users == 0:
                 del self._locks[download_id]
                 self._forget_if_settled(download_id)
+            for listener in self._release_listeners:
+                listener(download_id)
 
     def busy(self, download_id: str) -> bool:
         """Tell whether someone holds the download's lock right now."""
@@ -119,6 +122,10 @@ class Serializer:
     def on_change(self, listener: Callable[[str], None]) -> None:
         """Call `listener(download_id)` after every state change (e.g. to reset poll trackers)."""
         self._listeners.append(listener)
+
+    def on_release(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(download_id)` whenever someone leaves `serialized(id)`: it may have changed it."""
+        self._release_listeners.append(listener)
 
     async def change(self, download_id: str, to: State, **kwargs: Any) -> Download:
         """Change state through the one state machine function, then move the epoch."""

@@ -1,12 +1,17 @@
-"""The worker loop: poll qBittorrent, drive every active download, adopt, reconcile, recover.
+"""The worker loop: poll qBittorrent, drive the active downloads that changed, adopt, recover.
 
-One poll cycle: `sync/maindata` (incremental) → one index of the torrents by real infohash and
-by tag → each active download is handled under its own lock (downloads whose lock is busy —
-a command or a layout is running — are simply left for the next cycle) → torrents added by
-hand under the category are adopted (housekeeping.py); reconciliation is a task of its own. While
-qBittorrent is unreachable nothing fails and no miss is counted; the loop backs off
-exponentially up to `retry_max_backoff`. After (re)connecting, misses are not counted for a
-grace period, because a restarting qBittorrent lists its torrents only as it loads them.
+One poll cycle costs in proportion to what changed. The active downloads live in memory
+(active_set.py) and are read again only when something changed them; `sync/maindata` says
+which torrents changed or went, and the torrent index takes in just those. A cycle examines
+(examine.py, under each download's lock; a download whose lock is busy is left for later) the
+downloads whose torrent changed or went, the ones read again, the queued ones (waiting to be
+added or found), the ones whose torrent is missing and the ones in `recognizing` without a
+running stage; a slow timer (timeouts.py) adds the ones whose stall or metadata clock ran out.
+Adoption (housekeeping.py) looks only at torrents new or changed since its last look, and
+reconciliation is a task of its own. While qBittorrent is unreachable nothing fails and no miss
+is counted; the loop backs off exponentially up to `retry_max_backoff`. After (re)connecting,
+misses are not counted for a grace period, because a restarting qBittorrent lists its torrents
+only as it loads them.
 """
 
 from __future__ import annotations
@@ -14,39 +19,33 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
 
 from jellybit import clock
 from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
-from jellybit.core.models import Download, Infohash
-from jellybit.core.ports import AddTorrent, Layouter, Recognizer, TorrentClient, TorrentInfo
-from jellybit.core.states import Actor, State
+from jellybit.core.models import Download
+from jellybit.core.ports import Layouter, Recognizer, SyncSnapshot, TorrentClient, TorrentInfo
+from jellybit.core.states import State
 from jellybit.core.store_port import StorePort
-from jellybit.core.torrent_state import (
-    TorrentIndex,
-    can_stall,
-    is_complete,
-    is_error,
-    lacks_metadata,
-    near_completion,
-    view_fields,
-)
+from jellybit.core.torrent_state import TorrentIndex
+from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
 from jellybit.engine.events import Event, EventBus, EventKind
+from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.retries import OutageRecovery, OutageRetries
 from jellybit.engine.serial import DoneCallback, Serializer
-from jellybit.errors import AdapterError, Conflict, TorrentRejected
+from jellybit.engine.timeouts import DownloadTimeouts
+from jellybit.errors import AdapterError
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
 
-PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state", "num_seeds", "num_peers"})
+__all__ = ["APPEAR_TIMEOUT", "QbtHealth", "Worker", "hash_kind", "magnet_for", "placeholder_name"]
+
 STOP_GRACE = 30.0
 APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
 
@@ -59,26 +58,6 @@ class QbtHealth:
     since: str | None = None
     error: str | None = None
     torrents: int = 0
-
-
-def hash_kind(value: str) -> str:
-    """v1 for a 40-hex SHA-1 infohash, v2 for a 64-hex SHA-256 one."""
-    return "v2" if len(value) == 64 else "v1"
-
-
-def magnet_for(download: Download) -> str | None:
-    """A bare magnet for a download known only by its hashes (adopted, or added by infohash)."""
-    v1 = sorted(h.value for h in download.infohashes if h.kind == "v1")
-    v2 = sorted(h.value for h in download.infohashes if h.kind == "v2")
-    parts = [f"xt=urn:btih:{v1[0]}"] if v1 else []
-    parts += [f"xt=urn:btmh:1220{v2[0]}"] if v2 else []
-    return "magnet:?" + "&".join(parts) if parts else None
-
-
-def placeholder_name(download: Download) -> bool:
-    """Tell whether the display name is only a stand-in (empty, the URL, or an infohash)."""
-    name = download.display_name.strip()
-    return not name or name == download.source_ref or name.lower() in download.hashes()
 
 
 class Worker:
@@ -94,7 +73,7 @@ class Worker:
         self.bus = bus
         self.client = client
         self.layouter = layouter
-        self.config = worker
+        self._config = worker
         self.qbt = qbittorrent
         self.paths = paths or PathsConfig()
         self.serial = Serializer(store, bus, on_done=on_done)
@@ -108,11 +87,9 @@ class Worker:
         self.index: TorrentIndex | None = None
         self._failures = 0
         self._grace_until = 0.0
-        self._added: dict[str, float] = {}                       # id -> when add was accepted
-        self._add_retry: dict[str, tuple[int, float]] = {}        # id -> (attempts, not before)
-        self._progress_seen: dict[str, tuple[float, float]] = {}  # id -> (progress, since)
-        self._meta_since: dict[str, float] = {}
-        self._near: set[str] = set()                              # ids about to complete: poll faster
+        self._changed: set[str] = set()      # torrents changed or gone since the last cycle looked
+        self._full = True                    # the next cycle examines every polled download
+        self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
@@ -122,7 +99,25 @@ class Worker:
         # supervisor so the fault shows on `<base>/info`.
         self.on_fault: Callable[[BaseException | None], None] = lambda _error: None
         self.housekeeping = Housekeeping(store, self.serial, bus, client, layouter, qbittorrent)
-        self.serial.on_change(self._reset_trackers)
+        self.active = ActiveDownloads(store)
+        self.timeouts = DownloadTimeouts(worker)
+        self.examiner = Examiner(
+            store=store, serial=self.serial, bus=bus, client=client, pipeline=self.pipeline,
+            housekeeping=self.housekeeping, active=self.active, timeouts=self.timeouts, worker=worker,
+            qbittorrent=qbittorrent, appear_timeout=appear_timeout, wake=self.wake)
+        self.serial.on_change(self._state_changed)
+        self.serial.on_release(self._touched)
+        bus.watch(self._event)
+
+    @property
+    def config(self) -> WorkerConfig:
+        """The worker's settings."""
+        return self._config
+
+    @config.setter
+    def config(self, value: WorkerConfig) -> None:
+        # The examinations and the clocks read the same settings: a change reaches them too.
+        self._config = self.examiner.config = self.timeouts.config = value
 
     # ------------------------------------------------------------ life cycle
 
@@ -210,7 +205,7 @@ class Worker:
 
     def next_poll(self) -> float:
         """Seconds to the next poll: `fast_poll_interval` while a download is about to complete."""
-        if self._near:
+        if self.examiner.near:
             return min(self.config.fast_poll_interval, self.poll_interval)
         return self.poll_interval
 
@@ -241,15 +236,14 @@ class Worker:
 
     async def poll_once(self) -> bool:
         """One poll cycle; False when qBittorrent could not be reached (nothing was changed)."""
-        epochs = self.serial.epochs()          # taken first: a change after it makes a listed row stale
-        forgotten = self.serial.forgotten
-        active = await self.store.active_downloads()
-        for download in active:
-            if download.state is State.APPLYING:
-                await self._ensure_apply(download)
+        if time.monotonic() - self._reloaded_at > FULL_RELOAD:
+            self._reloaded_at = time.monotonic()
+            self.active.reload()
+        refreshed = await self.active.refresh()
+        for download in self.active.in_state(State.APPLYING):
+            await self._ensure_apply(download)
         if await self.outages.run_due():
-            epochs, forgotten = self.serial.epochs(), self.serial.forgotten
-            active = await self.store.active_downloads()
+            refreshed |= await self.active.refresh()
         try:
             snapshot = await self.client.sync()
         except AdapterError as exc:
@@ -257,20 +251,49 @@ class Worker:
             return False
         if self._reachable(len(snapshot.torrents)):
             await self.completion.ensure()
-        index = self.index = TorrentIndex(snapshot.torrents)
+        index = self._take(snapshot)
+        changed, full, self._changed, self._full = self._changed, self._full, set(), False
         count_misses = time.monotonic() >= self._grace_until
-        polled = [d for d in active if d.state in (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)]
+        polled = sorted(self._to_examine(refreshed, changed, full))
         results = await asyncio.gather(
-            *(self._poll_one(d, epochs.get(d.id, 0), forgotten, index, count_misses) for d in polled),
+            *(self.examiner.examine(download_id, index, count_misses) for download_id in polled),
             return_exceptions=True,
         )
-        for download, result in zip(polled, results, strict=True):
+        for download_id, result in zip(polled, results, strict=True):
             if isinstance(result, Exception):
+                self.active.mark(download_id)
                 log.error("polling the download failed: %r", result, exc_info=result,
-                          **for_download(download.id))
+                          **for_download(download_id))
         if self.config.adopt:
-            await self.housekeeping.adopt_new(index)
+            await self.housekeeping.adopt_new(index, index.torrent_ids() if full else changed)
         return True
+
+    def _take(self, snapshot: SyncSnapshot) -> TorrentIndex:
+        """Bring the torrent index up to date with a sync's answer; remember what it changed."""
+        if snapshot.full_update or self.index is None:
+            self.index = TorrentIndex(snapshot.torrents)
+            self._full = True
+            self.active.reload()     # qBittorrent restarted or we did: read everything again too
+        else:
+            torrents = snapshot.torrents
+            self.index.update((torrents[h] for h in snapshot.changed if h in torrents), snapshot.removed)
+            self._changed |= snapshot.changed
+            self._changed.update(snapshot.removed)
+        return self.index
+
+    def _to_examine(self, refreshed: set[str], changed: set[str], full: bool) -> set[str]:
+        """The downloads this cycle looks at (all polled ones after a full answer)."""
+        active = self.active
+        if full:
+            return active.ids_in(*POLLED)
+        wanted = (refreshed | active.ids_in(State.QUEUED) | active.owners(changed)
+                  | active.unmatched(State.DOWNLOADING, State.RECOGNIZING))
+        # A recognition stage that ended without moving the download (its torrent's files could not
+        # be listed yet, a crash) is started again by the next examination.
+        wanted |= {i for i in active.ids_in(State.RECOGNIZING) if self.serial.stage(i) is None}
+        if self.timeouts.sweep_due():
+            wanted |= self.timeouts.overdue()
+        return {i for i in wanted if (d := active.get(i)) is not None and d.state in POLLED}
 
     def _unreachable(self, exc: AdapterError) -> None:
         self._failures += 1
@@ -291,195 +314,22 @@ class Worker:
         self._failures = 0
         return became
 
-    async def _poll_one(self, listed: Download, epoch: int, forgotten: int, index: TorrentIndex,
-                        count_misses: bool) -> None:
-        if self.serial.busy(listed.id):
-            return  # a command or a stage holds it; the next cycle looks again
-        async with self.serial.serialized(listed.id):
-            download: Download | None = listed
-            # Changed since it was listed (or settled, its epoch dropped): read it again.
-            if self.serial.epoch(listed.id) != epoch or self.serial.forgotten != forgotten:
-                download = await self.store.find_download(listed.id)
-            if download is None:
-                return
-            torrent = index.find(download.hashes(), download.qbt_tag)
-            if torrent is not None:
-                self.housekeeping.claim(torrent.hashes())
-            if download.state is State.QUEUED:
-                await self._poll_queued(download, torrent)
-            elif download.state is State.DOWNLOADING:
-                await self._poll_downloading(download, torrent, count_misses)
-            elif download.state is State.RECOGNIZING:
-                if torrent is None:
-                    await self._missed(download, count_misses)
-                    return
-                if download.source_miss_count:
-                    await self.store.update_download(download.id, source_miss_count=0)
-                self.pipeline.start_recognition(download.id, torrent.hash)
+    # ------------------------------------------------------------ keeping the active set current
 
-    # ------------------------------------------------------------ queued: add once
+    def _state_changed(self, download_id: str) -> None:
+        # Even the examination's own transitions: the next cycle looks at it in its new state.
+        self.examiner.forget(download_id)
+        self.active.mark(download_id)
 
-    async def _poll_queued(self, download: Download, torrent: TorrentInfo | None) -> None:
-        if torrent is not None:
-            download = await self._learn(download, torrent)
-            fields = {**view_fields(torrent), "source_miss_count": 0,
-                      "source_added_at": _added_at(torrent), **self._name_field(download, torrent)}
-            await self.serial.change(download.id, State.DOWNLOADING, reason="qBittorrent has the torrent",
-                                     actor=Actor.WORKER, expected=State.QUEUED, fields=fields)
-            return
-        accepted = self._added.get(download.id)
-        if accepted is not None:
-            # qBittorrent fetches a URL itself and lists the torrent only once it has it.
-            limit = max(self.config.metadata_timeout, self.appear_timeout)
-            if time.monotonic() - accepted > limit:
-                await self._fail(download, "qbt_add_failed", "qBittorrent accepted the torrent but it "
-                                 f"did not show up within {limit:g} s (a bad URL, or a duplicate of a "
-                                 "torrent it already has)")
-            return
-        attempts, not_before = self._add_retry.get(download.id, (0, 0.0))
-        if time.monotonic() < not_before:
-            return
-        request = await self._add_request(download)
-        if request is None:
-            await self._fail(download, "qbt_add_failed", "nothing to add: no magnet, URL, .torrent or hash")
-            return
-        try:
-            await self.client.add(request)
-        except TorrentRejected as exc:
-            if exc.reason == "duplicate":  # it is there after all: the next poll finds it by hash
-                self._added[download.id] = time.monotonic()
-                return
-            await self._fail(download, "qbt_add_failed", exc.message)
-            return
-        except AdapterError as exc:
-            delay = backoff(self.poll_interval, attempts + 1, self.config.retry_max_backoff)
-            self._add_retry[download.id] = (attempts + 1, time.monotonic() + delay)
-            log.warning("adding to qBittorrent failed; retrying in %.1f s: %s", delay, exc.message,
-                        **for_download(download.id))
-            return
-        self._add_retry.pop(download.id, None)
-        self._added[download.id] = time.monotonic()
-        log.info("added to qBittorrent", **for_download(download.id, tag=download.qbt_tag))
-        self.wake()
+    def _touched(self, download_id: str) -> None:
+        """Someone other than this examination held or changed the download: read it again."""
+        if download_id not in self.examiner.examining:
+            self.active.mark(download_id)
 
-    async def _add_request(self, download: Download) -> AddTorrent | None:
-        common: dict[str, Any] = {"tag": download.qbt_tag, "category": self.qbt.category,
-                                  "save_path": self.qbt.save_path}
-        if download.source_type == "torrent":
-            data = await self.store.torrent_bytes(download.id)
-            if data:
-                return AddTorrent(**common, torrent_bytes=data)
-        ref = download.source_ref.strip()
-        if ref.lower().startswith("magnet:"):
-            return AddTorrent(**common, magnet=ref)
-        if ref.lower().startswith(("http://", "https://")):
-            return AddTorrent(**common, url=ref)
-        link = magnet_for(download)
-        return AddTorrent(**common, magnet=link) if link else None
-
-    # ------------------------------------------------------------ downloading
-
-    async def _poll_downloading(self, download: Download, torrent: TorrentInfo | None,
-                                count_misses: bool) -> None:
-        if torrent is None:
-            await self._missed(download, count_misses)
-            return
-        download = await self._learn(download, torrent)
-        fields = {**view_fields(torrent), "source_miss_count": 0, **self._name_field(download, torrent)}
-        if is_error(torrent):
-            await self._fail(download, "torrent_error", f"qBittorrent reports the torrent as {torrent.state}",
-                             fields)
-            return
-        now = time.monotonic()
-        if lacks_metadata(torrent):
-            since = self._meta_since.setdefault(download.id, now - _age(download.source_added_at))
-            if now - since > self.config.metadata_timeout:
-                await self._fail(download, "metadata_timeout", "no metadata for the magnet after "
-                                 f"{self.config.metadata_timeout:g} s (no peers?)", fields)
-                return
-        else:
-            self._meta_since.pop(download.id, None)
-        seen = self._progress_seen.get(download.id)
-        if not can_stall(torrent) or seen is None or seen[0] != torrent.progress:
-            self._progress_seen[download.id] = (torrent.progress, now)
-        elif now - seen[1] > self.config.stall_timeout:
-            await self._fail(download, "stalled", f"no progress for {self.config.stall_timeout:g} s "
-                             f"(at {torrent.progress:.1%})", fields)
-            return
-        if is_complete(torrent):
-            fields["completed_at"] = clock.now()
-            await self.serial.change(download.id, State.RECOGNIZING, reason="download complete",
-                                     actor=Actor.WORKER, expected=State.DOWNLOADING, fields=fields)
-            self.pipeline.start_recognition(download.id, torrent.hash)
-            return
-        if near_completion(torrent, self.config.near_completion_eta):
-            self._near.add(download.id)
-        else:
-            self._near.discard(download.id)
-        await self._update_view(download, fields)
-
-    async def _missed(self, download: Download, count_misses: bool) -> None:
-        """The torrent is not in qBittorrent's list: count it; fail after the debounce."""
-        if not count_misses:
-            return
-        misses = download.source_miss_count + 1
-        if misses >= self.config.source_miss_threshold:
-            await self._fail(download, "source_missing", f"the torrent has been missing from qBittorrent "
-                             f"for {misses} consecutive polls", {"source_miss_count": misses})
-        else:
-            await self.store.update_download(download.id, source_miss_count=misses)
-
-    async def _fail(self, download: Download, code: str, message: str,
-                    fields: Mapping[str, Any] | None = None) -> None:
-        await self.serial.change(download.id, State.FAILED, reason=f"{code}: {message}", actor=Actor.WORKER,
-                                 expected=download.state,
-                                 fields={**(fields or {}), "error_code": code, "error_msg": message})
-
-    async def _learn(self, download: Download, torrent: TorrentInfo) -> Download:
-        """Record hashes qBittorrent knows and we did not (URL sources); guarded against owners."""
-        new = torrent.hashes() - download.hashes()
-        if not new:
-            return download
-        try:
-            added = await self.store.add_infohashes(download.id, [Infohash(h, hash_kind(h)) for h in new])
-        except Conflict as exc:
-            log.warning("qBittorrent's hashes belong to another download: %s", exc.message,
-                        **for_download(download.id))
-            return download
-        download = await self.store.get_download(download.id)
-        if added:
-            self._publish(EventKind.DOWNLOAD_UPDATED, download, {"infohashes": sorted(added)})
-        return download
-
-    def _name_field(self, download: Download, torrent: TorrentInfo) -> dict[str, Any]:
-        name = torrent.name.strip()
-        if name and name.lower() not in torrent.hashes() and placeholder_name(download):
-            return {"display_name": name}
-        return {}
-
-    async def _update_view(self, download: Download, fields: Mapping[str, Any]) -> Download:
-        """Write the view fields that changed and publish progress / update events on change only."""
-        changed = {k: v for k, v in fields.items() if getattr(download, k) != v}
-        if not changed:
-            return download
-        download = await self.store.update_download(download.id, **changed)
-        if changed.keys() & PROGRESS_KEYS:
-            self._publish(EventKind.PROGRESS, download, {
-                "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
-                "torrent_state": download.torrent_state, "size": download.total_size})
-        if changed.keys() - PROGRESS_KEYS - {"source_miss_count"}:
-            self._publish(EventKind.DOWNLOAD_UPDATED, download,
-                          {k: v for k, v in changed.items() if k not in PROGRESS_KEYS})
-        return download
-
-    def _publish(self, kind: EventKind, download: Download, data: dict[str, Any]) -> None:
-        self.bus.publish(Event(kind, download.id, name=download.display_name, to_state=download.state,
-                               data=data))
-
-    def _reset_trackers(self, download_id: str) -> None:
-        for tracker in (self._added, self._add_retry, self._progress_seen, self._meta_since):
-            tracker.pop(download_id, None)
-        self._near.discard(download_id)
+    def _event(self, event: Event) -> None:
+        # An add or a join changes downloads outside any lock; progress is the worker's own.
+        if event.event_type not in (EventKind.PROGRESS, EventKind.FAULT):
+            self._touched(event.download_id)
 
     # ------------------------------------------------------------ applying (recovery)
 
@@ -508,8 +358,7 @@ class Worker:
     async def find_torrent(self, download: Download) -> TorrentInfo | None:
         """qBittorrent's torrent for a download, from a fresh poll when possible."""
         try:
-            snapshot = await self.client.sync()
-            self.index = TorrentIndex(snapshot.torrents)
+            self._take(await self.client.sync())
         except AdapterError:
             if self.index is None:
                 raise
@@ -526,15 +375,3 @@ class Worker:
                 self.pipeline.start_recognition(download.id, torrent.hash)
         self.wake()
 
-
-def _added_at(torrent: TorrentInfo) -> str:
-    if torrent.added_on:
-        return clock.format_time(datetime.fromtimestamp(torrent.added_on, UTC))
-    return clock.now()
-
-
-def _age(timestamp: str | None) -> float:
-    """Seconds since an RFC 3339 timestamp (0 when unknown or in the future)."""
-    if not timestamp:
-        return 0.0
-    return max((clock.utcnow() - clock.parse_time(timestamp)).total_seconds(), 0.0)

@@ -299,6 +299,36 @@ async def test_sync_reports_new_torrents_progress_and_removals(
     assert after.removed == ()
 
 
+async def test_sync_names_the_torrents_its_answer_changed_and_none_when_nothing_did(
+    client: QbittorrentClient, qbittorrent: QbittorrentInstance
+) -> None:
+    first = await client.sync()
+    assert first.changed == frozenset()
+    await client.add(AddTorrent(tag="jellybit-c1", category=CATEGORY, magnet=magnet("ab" * 20, "Тихий")))
+    await client.add(AddTorrent(tag="jellybit-c2", category=CATEGORY, magnet=magnet("ba" * 20, "quiet")))
+    known: set[str] = set()
+
+    async def quiet() -> bool:
+        snapshot = await client.sync()
+        # Every torrent that appears is named as changed; a torrent left alone stops being named.
+        assert set(snapshot.torrents) - known <= snapshot.changed
+        assert snapshot.changed <= set(snapshot.torrents)
+        known.update(snapshot.torrents)
+        return known == {"ab" * 20, "ba" * 20} and not snapshot.changed
+
+    await eventually(quiet, within=30)
+    await client.delete(["ab" * 20], delete_files=False)
+
+    async def removed() -> tuple[str, ...]:
+        return (await client.sync()).removed
+
+    assert await eventually(removed) == ("ab" * 20,)
+    async with QbittorrentClient(qbittorrent.config()) as fresh:  # a full answer names every torrent
+        full = await fresh.sync()
+    assert full.full_update
+    assert full.changed == frozenset(full.torrents) == {"ba" * 20}
+
+
 async def test_a_restart_gives_a_full_update_and_a_new_login(qbittorrent: QbittorrentInstance) -> None:
     transport = RecordingTransport()
     async with QbittorrentClient(qbittorrent.config(), transport=transport) as c:

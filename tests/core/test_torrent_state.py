@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jellybit.core.ports import TorrentInfo
 from jellybit.core.torrent_state import (
@@ -72,3 +74,39 @@ def test_the_index_matches_real_hashes_first_then_the_oldest_tagged_torrent() ->
     assert index.find(set(), "t") is hybrid             # of two torrents with one tag, the oldest
     assert index.find({"d" * 40}, "t") is newer         # a hash beats the tag
     assert index.find(set(), "other") is None
+
+
+_TAGS = ("jellybit-a", "jellybit-b", "Сериал", "")
+_HEXES = tuple(c * 40 for c in "abcdef")
+
+
+@st.composite
+def _torrent(draw: st.DrawFn) -> TorrentInfo:
+    """A torrent whose id, hash and tags come from small pools, so keys collide often."""
+    torrent_id = draw(st.sampled_from(_HEXES))
+    v1 = draw(st.sampled_from((torrent_id, "", *_HEXES)))
+    tags = tuple(t for t in draw(st.lists(st.sampled_from(_TAGS), max_size=2, unique=True)) if t)
+    return replace(BASE, hash=torrent_id, infohash_v1=v1, tags=tags,
+                   added_on=draw(st.one_of(st.none(), st.integers(1, 5))))
+
+
+@given(st.lists(st.tuples(st.lists(_torrent(), max_size=4), st.lists(st.sampled_from(_HEXES), max_size=2)),
+                max_size=6))
+def test_an_index_kept_up_to_date_finds_what_a_fresh_one_finds(
+        polls: list[tuple[list[TorrentInfo], list[str]]]) -> None:
+    """Changes and removals poll after poll leave the index as if built from qBittorrent's list now."""
+    kept = TorrentIndex([])
+    current: dict[str, TorrentInfo] = {}
+    for changed, removed in polls:
+        for torrent_id in removed:
+            current.pop(torrent_id, None)
+        for torrent in changed:
+            current[torrent.hash] = torrent
+        kept.update(changed, removed)
+    fresh = TorrentIndex(current)
+    assert kept.torrent_ids() == set(current)
+    assert len(kept) == len(fresh)
+    for key in (*_HEXES, ""):
+        for tag in (*_TAGS, None):
+            assert kept.find({key} - {""}, tag) == fresh.find({key} - {""}, tag)
+            assert kept.get(key) == current.get(key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 
 import pytest
@@ -18,8 +19,10 @@ from tests.adapters.library.test_layouter import FOLDER, _season, _to_done
 
 
 def torrent(download) -> TorrentInfo:
-    """qBittorrent's view of a download's torrent (found by its hash)."""
-    infohash = sorted(download.hashes())[0] if download.hashes() else "f" * 40
+    """qBittorrent's view of a download's torrent (found by its hash, else by its tag)."""
+    # Each torrent its own qBittorrent id, as in qBittorrent: the index keys torrents by it.
+    own_id = hashlib.sha1(download.id.encode()).hexdigest()
+    infohash = sorted(download.hashes())[0] if download.hashes() else own_id
     return TorrentInfo(hash=infohash, infohash_v1=infohash, infohash_v2="", name=download.display_name,
                        state="uploading", progress=1.0, dlspeed=0, eta=None, size=1, total_size=1,
                        amount_left=0, content_path="", save_path="", category="jellybit",
