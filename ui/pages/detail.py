@@ -325,6 +325,20 @@ class DetailView:
         await self.fetch()
         self.refresh()
 
+    async def catch_up(self) -> None:
+        """The live state moved on: fetch again; rebuild the body only if what it shows changed.
+
+        A refetch that brings the same detail (a retained review topic arriving after the page's
+        own `get`, say) must not rebuild the file table under the user's cursor: a correction
+        typed into an input that is being replaced never reaches the page.
+        """
+        before, error = self.data, self.error
+        await self.fetch()
+        if self.data is not None and self.data == before and self.error == error:
+            self.refresh_live()
+        else:
+            self.refresh()
+
     async def _after(self, data: Any) -> None:
         if data is not None:
             await self.reload()
@@ -395,7 +409,7 @@ def register(live: Live, *, login: bool) -> None:
             async def tick() -> None:
                 # Live state moved on (or the worker came back): fetch the detail again.
                 if view.stale() or (view.data is None and live.health().ok):
-                    await view.reload()
+                    await view.catch_up()
                 elif download_id in live.downloads and live.download_revision(download_id) != seen[0]:
                     seen[0] = live.download_revision(download_id)
                     view.refresh_live()
