@@ -253,7 +253,8 @@ class Examiner:
 
     async def _update_view(self, download: Download, fields: Mapping[str, Any]) -> Download:
         """Write the view fields that changed and publish progress / update events on change only."""
-        changed = {k: v for k, v in fields.items() if getattr(download, k) != v}
+        current = vars(download)              # the dataclass's own fields, read by name
+        changed = {k: v for k, v in fields.items() if current[k] != v}
         if not changed:
             return download
         download = await self.store.update_download(download.id, **changed)
