@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import ssl
 import uuid
@@ -33,6 +34,21 @@ class BrokerUnavailable(NoAnswer):
     """The broker could not be reached at all."""
 
 
+class _PahoLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """paho's own log lines at most as warnings: its socket errors while a broker goes away are
+    expected (every client here reconnects and says so itself). aiomqtt's `exception` calls, which
+    carry a traceback, keep their level."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        """Log, an error without a traceback as a warning."""
+        if not kwargs.get("exc_info"):
+            level = min(level, logging.WARNING)
+        super().log(level, msg, *args, **kwargs)
+
+
+PAHO_LOG = _PahoLog(logging.getLogger("mqtt"), {})
+
+
 def client_options(config: MqttConfig, identifier: str, will: aiomqtt.Will | None = None) -> dict[str, Any]:
     """aiomqtt.Client keyword arguments from the config (TCP_NODELAY, v5, TLS, credentials)."""
     url = urlsplit(config.url)
@@ -45,6 +61,7 @@ def client_options(config: MqttConfig, identifier: str, will: aiomqtt.Will | Non
         "keepalive": config.keepalive,
         "timeout": 10,
         "will": will,
+        "logger": PAHO_LOG,
         # Without NODELAY, QoS 1 request/response pays Nagle + delayed ACK (~90 ms each).
         "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         "clean_start": True,
