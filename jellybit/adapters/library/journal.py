@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
@@ -27,7 +27,8 @@ class ChunkResult:
     """What laying one chunk of rows did; stops at the first collision or error.
 
     `linked` are the rows that became plain hardlinks of their journaled source (status linked,
-    target inode = source inode, no message): the store finishes them in one statement.
+    target inode = source inode, no message): they stay `pending` in the journal until the batch
+    commits, which marks them all in one statement (a rollback or recovery settles them from disk).
     """
 
     updates: list[LinkUpdate] = field(default_factory=list)
@@ -173,11 +174,13 @@ def take_back(rows: Sequence[FileLink], roots: Iterable[Path], *, why: str) -> T
 def roll_back(rows: Sequence[FileLink], roots: Iterable[Path]) -> TakeBack:
     """Take back only what this batch created; targets that were there before stay untouched.
 
-    Pending rows were never laid (after a crash `resync_pending` has already settled every
-    pending row whose target the disk shows), so they are only marked.
+    Rows laid as plain hardlinks stay `pending` until the commit, so every pending row is first
+    settled from the disk (`resync_pending`): its target is the journaled source's inode (or our
+    noted copy's) -> ours, taken back; nothing or a different file there -> never laid, only marked.
     """
     ours: list[FileLink] = []
     result = TakeBack()
+    pending: list[FileLink] = []
     for row in rows:
         if row.status in (LinkStatus.LINKED, LinkStatus.COPIED):
             ours.append(row)
@@ -185,6 +188,14 @@ def roll_back(rows: Sequence[FileLink], roots: Iterable[Path]) -> TakeBack:
             result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None,
                                              "rolled back; left in place (it was there before)"))
         elif row.status is LinkStatus.PENDING:
+            pending.append(row)
+    settled, _ = resync_pending(pending)
+    laid = {u.link_id: u for u in settled if u.status in (LinkStatus.LINKED, LinkStatus.COPIED)}
+    for row in pending:
+        found = laid.get(row.id)
+        if found is not None:
+            ours.append(replace(row, status=found.status, dst_ino=found.dst_ino))
+        else:
             result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None, "not laid (rolled back)"))
     taken = take_back(ours, roots, why="rolled back")
     result.updates.extend(taken.updates)
