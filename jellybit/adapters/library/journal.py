@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -66,13 +67,31 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     gate = FolderGate(roots, create=True)
     touched: dict[str, None] = {}        # folders with new entries, in order
     debug = log.isEnabledFor(logging.DEBUG)
-    linked, link_file = result.linked, fs.link_file
+    linked, root_of, link, lstat, is_reg = result.linked, gate.root_of, os.link, os.lstat, stat.S_ISREG
     for row in rows:
         src, dst = row.src_path, row.dst_path
         try:
-            gate.root_of(dst)
+            root_of(dst)
+            if row.src_ino is not None and row.src_dev is not None:
+                # The common case inline (one link, one lstat); anything unusual goes to link_file.
+                try:
+                    link(src, dst, follow_symlinks=False)
+                except (FileExistsError, FileNotFoundError):
+                    pass        # link_file judges the target, or makes the folder, on its own attempt
+                except OSError as exc:
+                    if exc.errno not in fs.FALLBACK_ERRNOS:
+                        raise fs.link_error(dst, exc) from exc
+                else:
+                    st = lstat(dst)
+                    if is_reg(st.st_mode) and st.st_ino == row.src_ino and st.st_dev == row.src_dev:
+                        touched[dst.rpartition("/")[0]] = None     # the gate proved dst normalized
+                        linked.append(row.id)
+                        if debug:
+                            log.debug("laid", extra={"download_id": row.download_id, "dst": dst})
+                        continue
+                    fs.refuse_wrong_link(src, dst, st)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
+            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break
