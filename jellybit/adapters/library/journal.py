@@ -60,8 +60,9 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     """Link (or copy) each pending row's target; stop at the first collision or error.
 
     Each target folder is proven (and made) once for the chunk by the containment FolderGate;
-    each source is checked against its journaled identity right before its link. Every folder
-    that got a link, and the parent of every folder made, is fsynced once at the end.
+    each new link is proven to be its journaled source by one lstat (link_file removes a link
+    to another inode and refuses). Every folder that got a link, and the parent of every
+    folder made, is fsynced once at the end.
     """
     result = ChunkResult()
     gate = FolderGate(roots, create=True)
