@@ -114,8 +114,8 @@ class LinkStore(Protocol):
     async def close_batch(self, batch_id: str, status: BatchStatus) -> None:
         """Set a batch's final status (`rolled_back` or `undone`)."""
 
-    async def commit_batch(self, batch_id: str) -> int:
-        """Mark a batch committed and supersede other batches' live rows on its paths (same inode)."""
+    async def commit_batch(self, batch_id: str, *, pending_laid: bool = False) -> int:
+        """Mark a batch committed (rows still pending as linked, with `pending_laid`) and supersede."""
 
     async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[str] = ()) -> None:
         """Record the outcome of journal rows in one transaction."""

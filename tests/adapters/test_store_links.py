@@ -70,3 +70,21 @@ async def test_plain_links_are_finished_by_id_in_statements_of_many(store):
         (LinkStatus.LINKED, 5000 + n, None) for n in range(1950)]
     assert (after[1950].status, after[1950].dst_ino) == (LinkStatus.COPIED, 77)
     assert {r.status for r in after[1951:]} == {LinkStatus.PENDING}
+
+
+async def test_a_commit_marks_the_rows_still_pending_as_linked_and_leaves_the_others(store):
+    download_id = await _download_id(store)
+    links = [NewLink(f"/d/Сезон/src{n}.mkv", f"/s/Шоу/Season 01/Шоу S01E{n:02d}.mkv", "video", 10,
+                     src_dev=1, src_ino=300 + n, src_mtime_ns=7) for n in range(6)]
+    links[4] = NewLink("/d/x.srt", "/s/Шоу/x.srt", "subtitle", 3, status=LinkStatus.EXISTS, dst_ino=42,
+                       message="already linked")
+    batch, rows = await store.open_batch(download_id, links)
+    other, _ = await store.open_batch(download_id, links[:1])
+    await store.finish_links([LinkUpdate(rows[1].id, LinkStatus.COPIED, 77, "copied")])
+    await store.commit_batch(batch.id, pending_laid=True)
+    after = await store.links_for_batch(batch.id)
+    assert [(r.status, r.dst_ino, r.message) for r in after] == [
+        (LinkStatus.LINKED, 300, None), (LinkStatus.COPIED, 77, "copied"), (LinkStatus.LINKED, 302, None),
+        (LinkStatus.LINKED, 303, None), (LinkStatus.EXISTS, 42, "already linked"),
+        (LinkStatus.LINKED, 305, None)]
+    assert [r.status for r in await store.links_for_batch(other.id)] == [LinkStatus.PENDING]

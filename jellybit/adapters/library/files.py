@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from jellybit import ident
 from jellybit.core.links import LinkStatus
@@ -78,6 +79,11 @@ class RemoveOutcome:
 
 def _fail(action: str, path: Path | str, exc: OSError) -> AdapterError:
     return AdapterError(SYSTEM, f"cannot {action} {path}: {exc.strerror or exc}")
+
+
+def link_error(dst: Path | str, exc: OSError) -> AdapterError:
+    """The error for a link(2) failure that is neither a collision nor a reason to copy."""
+    return _fail("link", dst, exc)
 
 
 def stat_source(path: Path) -> SourceStat:
@@ -237,11 +243,16 @@ def link_file(
         return LinkOutcome(LinkStatus.LINKED, src_st.st_ino, src_st.st_dev)
     st = os.lstat(dst)
     if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != identity:
-        _unlink_fresh(dst)
-        if not stat.S_ISREG(st.st_mode):
-            raise SourceMissing(f"source is not a regular file: {src}")
-        raise SourceMissing(f"source was replaced since it was planned: {src}")
+        refuse_wrong_link(src, dst, st)
     return LinkOutcome(LinkStatus.LINKED, st.st_ino, st.st_dev)
+
+
+def refuse_wrong_link(src: Path | str, dst: Path | str, st: os.stat_result) -> NoReturn:
+    """A link just made is not the journaled source (`st` is its lstat): remove it again and refuse."""
+    _unlink_fresh(dst)
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceMissing(f"source is not a regular file: {src}")
+    raise SourceMissing(f"source was replaced since it was planned: {src}")
 
 
 def _unlink_fresh(dst: Path | str) -> None:

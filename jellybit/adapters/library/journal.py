@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
@@ -27,7 +28,8 @@ class ChunkResult:
     """What laying one chunk of rows did; stops at the first collision or error.
 
     `linked` are the rows that became plain hardlinks of their journaled source (status linked,
-    target inode = source inode, no message): the store finishes them in one statement.
+    target inode = source inode, no message): they stay `pending` in the journal until the batch
+    commits, which marks them all in one statement (a rollback or recovery settles them from disk).
     """
 
     updates: list[LinkUpdate] = field(default_factory=list)
@@ -58,20 +60,39 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     """Link (or copy) each pending row's target; stop at the first collision or error.
 
     Each target folder is proven (and made) once for the chunk by the containment FolderGate;
-    each source is checked against its journaled identity right before its link. Every folder
-    that got a link, and the parent of every folder made, is fsynced once at the end.
+    each new link is proven to be its journaled source by one lstat (link_file removes a link
+    to another inode and refuses). Every folder that got a link, and the parent of every
+    folder made, is fsynced once at the end.
     """
     result = ChunkResult()
     gate = FolderGate(roots, create=True)
     touched: dict[str, None] = {}        # folders with new entries, in order
     debug = log.isEnabledFor(logging.DEBUG)
-    linked, link_file = result.linked, fs.link_file
+    linked, root_of, link, lstat, is_reg = result.linked, gate.root_of, os.link, os.lstat, stat.S_ISREG
     for row in rows:
         src, dst = row.src_path, row.dst_path
         try:
-            gate.root_of(dst)
+            root_of(dst)
+            if row.src_ino is not None and row.src_dev is not None:
+                # The common case inline (one link, one lstat); anything unusual goes to link_file.
+                try:
+                    link(src, dst, follow_symlinks=False)
+                except (FileExistsError, FileNotFoundError):
+                    pass        # link_file judges the target, or makes the folder, on its own attempt
+                except OSError as exc:
+                    if exc.errno not in fs.FALLBACK_ERRNOS:
+                        raise fs.link_error(dst, exc) from exc
+                else:
+                    st = lstat(dst)
+                    if is_reg(st.st_mode) and st.st_ino == row.src_ino and st.st_dev == row.src_dev:
+                        touched[dst.rpartition("/")[0]] = None     # the gate proved dst normalized
+                        linked.append(row.id)
+                        if debug:
+                            log.debug("laid", extra={"download_id": row.download_id, "dst": dst})
+                        continue
+                    fs.refuse_wrong_link(src, dst, st)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
+            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break
@@ -173,11 +194,13 @@ def take_back(rows: Sequence[FileLink], roots: Iterable[Path], *, why: str) -> T
 def roll_back(rows: Sequence[FileLink], roots: Iterable[Path]) -> TakeBack:
     """Take back only what this batch created; targets that were there before stay untouched.
 
-    Pending rows were never laid (after a crash `resync_pending` has already settled every
-    pending row whose target the disk shows), so they are only marked.
+    Rows laid as plain hardlinks stay `pending` until the commit, so every pending row is first
+    settled from the disk (`resync_pending`): its target is the journaled source's inode (or our
+    noted copy's) -> ours, taken back; nothing or a different file there -> never laid, only marked.
     """
     ours: list[FileLink] = []
     result = TakeBack()
+    pending: list[FileLink] = []
     for row in rows:
         if row.status in (LinkStatus.LINKED, LinkStatus.COPIED):
             ours.append(row)
@@ -185,6 +208,14 @@ def roll_back(rows: Sequence[FileLink], roots: Iterable[Path]) -> TakeBack:
             result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None,
                                              "rolled back; left in place (it was there before)"))
         elif row.status is LinkStatus.PENDING:
+            pending.append(row)
+    settled, _ = resync_pending(pending)
+    laid = {u.link_id: u for u in settled if u.status in (LinkStatus.LINKED, LinkStatus.COPIED)}
+    for row in pending:
+        found = laid.get(row.id)
+        if found is not None:
+            ours.append(replace(row, status=found.status, dst_ino=found.dst_ino))
+        else:
             result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None, "not laid (rolled back)"))
     taken = take_back(ours, roots, why="rolled back")
     result.updates.extend(taken.updates)

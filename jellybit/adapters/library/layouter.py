@@ -203,7 +203,8 @@ class LayoutEngine(TitlesMixin):
         for start in range(0, len(pending), self.chunk):
             chunk = pending[start:start + self.chunk]
             done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
-            await self.store.finish_links(done.updates, done.linked)
+            # Plain links stay pending until the commit marks them: the disk proves them after a crash.
+            await self.store.finish_links(done.updates)
             statuses.update((u.link_id, u.status) for u in done.updates)
             statuses.update(dict.fromkeys(done.linked, LinkStatus.LINKED))
             warnings.extend(done.warnings)
@@ -219,7 +220,7 @@ class LayoutEngine(TitlesMixin):
                                        warnings=tuple(warnings))
                 return ApplyResult("collision", batch_id=batch.id, collisions=tuple(done.collisions),
                                    message="a different file appeared at a target; nothing was kept")
-        superseded = await self.store.commit_batch(batch.id)
+        superseded = await self.store.commit_batch(batch.id, pending_laid=True)
         count = Counter(statuses.values())
         log.info("batch committed", **for_download(
             batch.download_id, batch_id=batch.id, linked=count[LinkStatus.LINKED],

@@ -135,14 +135,24 @@ class LinksMixin:
                     f" WHERE id IN {_marks(part)}", (LinkStatus.LINKED.value, now, *part),
                 )
 
-    async def commit_batch(self, batch_id: str) -> int:
-        """Mark a batch committed and supersede other batches' live rows on its paths (same inode)."""
+    async def commit_batch(self, batch_id: str, *, pending_laid: bool = False) -> int:
+        """Mark a batch committed and supersede other batches' live rows on its paths (same inode).
+
+        With `pending_laid`, the rows still `pending` are the ones laid as plain hardlinks of their
+        journaled source: they become `linked` (target inode = source inode) in the same transaction.
+        """
         now = clock.now()
         async with self.write() as conn:  # type: ignore[attr-defined]
             async with conn.execute("SELECT download_id FROM apply_batch WHERE id = ?", (batch_id,)) as cur:
                 row = await cur.fetchone()
             if row is None:
                 raise NotFound(f"unknown apply batch {batch_id!r}")
+            if pending_laid:
+                await conn.execute(
+                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL, updated_at = ?"
+                    " WHERE apply_batch_id = ? AND status = ?",
+                    (LinkStatus.LINKED.value, now, batch_id, LinkStatus.PENDING.value),
+                )
             # Driven by this batch's paths (index on dst_path), not by a scan of every row ever laid.
             cursor = await conn.execute(
                 "UPDATE file_link SET status = ?, message = ?, updated_at = ?"
