@@ -1,9 +1,11 @@
 """Benchmark: request→response round trips through mosquitto against a bare publish→echo on the same broker.
 
-Run: .venv/bin/python bench/mqtt_roundtrip.py [--downloads 1000] [--requests 1000] [--json]
+Run: .venv/bin/python bench/mqtt_roundtrip.py [--downloads 1000] [--recognized 0] [--requests 1000] [--json]
 
 One process, one event loop, one mosquitto (TCP_NODELAY) on a free loopback port. A real store in a
-temp dir gets `--downloads` downloads through the real ingest (`Commands.add`); the real bridge
+temp dir gets `--downloads` downloads through the real ingest (`Commands.add`), the newest
+`--recognized` of them a current recognition (a title, a folder, reasons and two candidates, the
+chosen one with a poster) through the store, as a history mostly laid out has; the real bridge
 (with Home Assistant discovery) publishes them all, retained, and serves requests. The worker's poll
 loop is not running (there is no qBittorrent), so only the transport and the commands are timed.
 
@@ -47,7 +49,7 @@ from jellybit.client import JellybitClient
 from jellybit.config import Config, MqttConfig, PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.addresses import AllowList
 from jellybit.core.ports import RecognitionRequest
-from jellybit.core.records import RecognitionDraft
+from jellybit.core.records import Candidate, MediaType, Plan, Reason, RecognitionDraft
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
 from jellybit.engine.source_guard import SourceGuard
@@ -143,7 +145,19 @@ async def echo_pair(port: int) -> AsyncIterator[Callable[[], Awaitable[float]]]:
             await asyncio.gather(server, return_exceptions=True)
 
 
-async def main(downloads: int, requests: int, as_json: bool, profile: bool = False) -> None:
+def recognition(n: int) -> RecognitionDraft:
+    """A finished movie recognition with its reasons and two candidates (the chosen one has a poster)."""
+    return RecognitionDraft(
+        MediaType.MOVIE, f"Фильм {n}", 1999, Plan(folder=f"Фильм {n} (1999) [tmdbid-{n}]"),
+        original_title=f"Film {n}", provider="tmdb", provider_id=str(n), confidence=0.93,
+        reasons=(Reason("year_close", "the year differs by one", 0.1, False),),
+        candidates=(Candidate("tmdb", str(n), MediaType.MOVIE, f"Фильм {n}", 1999,
+                              poster_url=f"https://image.tmdb.org/t/p/w342/{n}.jpg", chosen=True),
+                    Candidate("tmdb", str(n + 1), MediaType.MOVIE, f"Фильм {n} II", 2001)))
+
+
+async def main(downloads: int, requests: int, as_json: bool, profile: bool = False,
+               recognized: int = 0) -> None:
     """Set everything up, measure, print."""
     warmup = max(10, requests // 20)
     with tempfile.TemporaryDirectory(prefix="jellybit-bench-") as tmp:
@@ -167,6 +181,8 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
                 magnet = f"magnet:?xt=urn:btih:{rng.randbytes(20).hex()}&dn=Show.S01E{n:04d}.1080p"
                 result = await commands.add(source=magnet)
                 ids.append(result.download.id)
+            for n, download_id in enumerate(ids[len(ids) - recognized:]):
+                await store.save_recognition(download_id, recognition(n))
             ingest = time.perf_counter() - started
 
             mqtt = MqttConfig(url=f"mqtt://127.0.0.1:{port}", base_topic="bench", client_id="bench-worker")
@@ -214,7 +230,8 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
 
     gets, lists, echo = samples["get"], samples["list"], samples["echo"]
     echo50 = percentiles(echo)[0]
-    print(f"downloads tracked: {downloads} (ingested in {ingest:.2f} s; bridge connected and published "
+    print(f"downloads tracked: {downloads}, {recognized} recognized (ingested in {ingest:.2f} s; bridge "
+          "connected and published "
           f"all retained state in {connect:.2f} s)")
     print(f"{'round trip':<28}{'p50 ms':>9}{'p99 ms':>9}{'p50 / echo p50':>16}")
     for label, series in ((f"get (n={len(gets)})", gets), (f"list, 50 items (n={len(lists)})", lists),
@@ -233,8 +250,11 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--downloads", type=int, default=1000)
+    parser.add_argument("--recognized", type=int, default=0,
+                        help="how many of the newest downloads have a current recognition")
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
     parser.add_argument("--profile", action="store_true", help="profile the measured rounds with cProfile")
     args = parser.parse_args()
-    asyncio.run(main(args.downloads, args.requests, args.json, args.profile))
+    asyncio.run(main(args.downloads, args.requests, args.json, args.profile,
+                     min(args.recognized, args.downloads)))

@@ -19,6 +19,7 @@ from jellybit.core.store_records import (
     Hint,
     PageRecord,
     ReconcileItem,
+    RowPage,
     SummaryRecord,
 )
 
@@ -162,6 +163,12 @@ class ViewStore(Protocol):
 
     async def download_record(self, download_id: str) -> DownloadRecord | None:
         """Everything `get` shows about a download (None: unknown id)."""
+
+    async def download_rows(
+        self, *, states: Iterable[State] | None = None, text: str | None = None, limit: int = 50,
+        offset: int = 0,
+    ) -> RowPage:
+        """The same page as `download_page` (by OFFSET, with the total) as plain rows, for the wire."""
 
     async def download_view(self, download_id: str) -> DownloadView | None:
         """A download and what its retained topics show (None: unknown id)."""

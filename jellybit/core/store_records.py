@@ -4,7 +4,7 @@ the read models a request or a background task asks for in one trip (`core/store
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from jellybit.core.links import FileLink
 from jellybit.core.models import Download, Transition
@@ -59,6 +59,48 @@ class PageRecord:
 
     items: tuple[Download, ...]
     headlines: dict[str, Recognition] = field(default_factory=dict)
+    total: int = 0
+
+
+class DownloadRow(TypedDict):
+    """One download of a list page as plain data: its columns, its hashes, its current recognition's
+    headline (None throughout before the first recognition) and that recognition's poster."""
+
+    id: str
+    source_type: str
+    source_ref: str
+    display_name: str
+    context: str
+    state: str                      # a `State` value
+    error_code: str | None
+    error_msg: str | None
+    total_size: int | None
+    progress: float
+    dl_speed: int
+    eta: int | None
+    torrent_state: str | None
+    num_seeds: int | None
+    num_peers: int | None
+    defer_until: str | None
+    created_at: str
+    updated_at: str
+    settled_at: str | None
+    infohashes: list[str]           # the hash values, sorted
+    media_type: str | None          # a `MediaType` value
+    title: str | None
+    original_title: str | None
+    year: int | None
+    provider: str | None
+    provider_id: str | None
+    folder: str | None
+    poster_url: str | None          # the chosen candidate's poster, else the matched provider id's
+
+
+@dataclass(frozen=True)
+class RowPage:
+    """One page of downloads as plain rows, newest first, and how many match in total."""
+
+    rows: tuple[DownloadRow, ...]
     total: int = 0
 
 

@@ -21,6 +21,7 @@ from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET
 from jellybit.core.models import Download
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
+from jellybit.core.store_records import RowPage
 from jellybit.engine import ingest as ingest_module
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import (
@@ -51,6 +52,26 @@ RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 
 def _undo_reason(removed: int) -> str:
     return f"undo: {removed} link{'' if removed == 1 else 's'} removed"
+
+
+def _page_filter(states: Iterable[object] | None, text: object, limit: int,
+                 offset: int) -> tuple[builtins.list[State] | None, str | None]:
+    """A list's states and search text, checked with its limit and offset."""
+    wanted = None
+    if states is not None:
+        if isinstance(states, str):
+            states = [states]
+        try:
+            wanted = [State(s) for s in states]
+        except ValueError:
+            raise InvalidArgument(f"unknown state in {builtins.list(states)!r}; states are "
+                                  + ", ".join(s.value for s in State)) from None
+    query = clean_optional(text, limit=200, what="the text")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_LIST_OFFSET:
+        raise InvalidArgument(f"'offset' must be a whole number from 0 to {MAX_LIST_OFFSET}")
+    return wanted, query
 
 
 def retry_target(current: State, stopped_at: State | None) -> State:
@@ -314,23 +335,16 @@ class Commands:
         One trip to the database: the page with each download's recognition headline, and the
         total. `after` (an id) pages by keyset instead of `offset`, for callers walking everything.
         """
-        wanted = None
-        if states is not None:
-            if isinstance(states, str):
-                states = [states]
-            try:
-                wanted = [State(s) for s in states]
-            except ValueError:
-                raise InvalidArgument(f"unknown state in {builtins.list(states)!r}; states are "
-                                      + ", ".join(s.value for s in State)) from None
-        query = clean_optional(text, limit=200, what="the text")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
-            raise InvalidArgument(f"'limit' must be a whole number from 1 to {MAX_LIST_LIMIT}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_LIST_OFFSET:
-            raise InvalidArgument(f"'offset' must be a whole number from 0 to {MAX_LIST_OFFSET}")
+        wanted, query = _page_filter(states, text, limit, offset)
         page = await self.store.download_page(states=wanted, text=query, limit=limit, offset=offset,
                                               after=ident.parse_id(after) if after is not None else None)
         return DownloadPage(page.items, page.total, limit, offset, page.headlines)
+
+    async def list_rows(self, *, states: Iterable[object] | None = None, text: object = None,
+                        limit: int = 50, offset: int = 0) -> RowPage:
+        """`list`'s page as plain rows, for a transport that serializes it without a model per download."""
+        wanted, query = _page_filter(states, text, limit, offset)
+        return await self.store.download_rows(states=wanted, text=query, limit=limit, offset=offset)
 
     async def titles(self) -> builtins.list[Any]:
         """The computed title groups (downloads sharing a matched provider id)."""

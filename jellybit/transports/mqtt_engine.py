@@ -123,7 +123,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
     async def list_(r: Request) -> Any:
         assert isinstance(r, ListRequest)
         states = [s.value for s in r.states] if r.states is not None else None
-        return list_page(await commands.list(states=states, text=r.text, limit=r.limit, offset=r.offset))
+        rows = await commands.list_rows(states=states, text=r.text, limit=r.limit, offset=r.offset)
+        return list_page(rows, r.limit, r.offset)
 
     async def titles(r: Request) -> Any:
         return plain(await commands.titles())

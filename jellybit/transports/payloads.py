@@ -9,11 +9,11 @@ from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
 from jellybit.core.records import Candidate, Recognition
+from jellybit.core.store_records import DownloadRow, RowPage
 from jellybit.engine.events import Event
 from jellybit.engine.results import (
     AddResult,
     DownloadDetail,
-    DownloadPage,
     DownloadView,
     Summary,
     UndoOutcome,
@@ -283,7 +283,25 @@ def undo_result(outcome: UndoOutcome, view: DownloadView | None) -> dict[str, An
             "complete": outcome.complete}
 
 
-def list_page(page: DownloadPage) -> dict[str, Any]:
-    """`list` as JSON-ready data (the protocol's `ListPage`), each item straight from its joined rows."""
-    return {"items": [download_row(d, page.headlines.get(d.id)) for d in page.items], "total": page.total,
-            "limit": page.limit, "offset": page.offset}
+def list_row(row: DownloadRow) -> dict[str, Any]:
+    """A list page's `DownloadPayload` straight from the store's plain row: what `download_row` gives for
+    the same download and headline (a test checks it over a real store), with no object per row."""
+    error_code = row["error_code"]
+    return {
+        "id": row["id"], "name": row["display_name"] or row["source_ref"][:200], "state": row["state"],
+        "context": row["context"], "source_type": row["source_type"], "progress": row["progress"],
+        "dl_speed": row["dl_speed"], "eta": row["eta"], "size": row["total_size"],
+        "torrent_state": row["torrent_state"], "seeds": row["num_seeds"], "peers": row["num_peers"],
+        "error": {"code": error_code, "message": row["error_msg"]} if error_code else None,
+        "media_type": row["media_type"] or None, "title": row["title"],
+        "original_title": row["original_title"], "year": row["year"], "poster_url": row["poster_url"],
+        "provider": row["provider"], "provider_id": row["provider_id"], "target_folder": row["folder"],
+        "warnings": [], "infohashes": row["infohashes"], "defer_until": row["defer_until"],
+        "created_at": row["created_at"], "updated_at": row["updated_at"], "settled_at": row["settled_at"],
+    }
+
+
+def list_page(page: RowPage, limit: int, offset: int) -> dict[str, Any]:
+    """`list` as JSON-ready data (the protocol's `ListPage`), each item straight from its plain row."""
+    return {"items": [list_row(row) for row in page.rows], "total": page.total, "limit": limit,
+            "offset": offset}

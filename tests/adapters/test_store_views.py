@@ -14,7 +14,7 @@ from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
 from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State
-from jellybit.transports.payloads import poster_of
+from jellybit.transports.payloads import download_row, list_row, poster_of
 
 NAMES = ["Фарго 2014", "Fargo.S01.1080p", "100%_done", "Тьма \\ Dark", "Сериал", "The Office (US)"]
 
@@ -119,6 +119,53 @@ async def test_pages_by_offset_and_by_keyset_match_the_old_listing(store: Store,
             assert shown == ((full.title, full.plan.folder) if full else None)
     assert by_offset == expected
     assert walked == expected
+
+
+async def wire_rows(store: Store, states: list[State] | None, text: str | None, limit: int,
+                    offset: int) -> tuple[list[dict], int]:
+    """What `list` sends for a page, built from the page's models, one trip's worth."""
+    page = await store.download_page(states=states, text=text, limit=limit, offset=offset)
+    return [download_row(d, page.headlines.get(d.id)) for d in page.items], page.total
+
+
+@pytest.mark.parametrize("states", [None, [State.REVIEW], [State.DONE, State.QUEUED], []])
+@pytest.mark.parametrize("text", [None, "фарго", "100%", "_", "\\", "Dark"])
+async def test_plain_rows_are_the_wire_rows_of_the_same_page(store: Store, states, text) -> None:
+    await populate(store)
+    total = await store.count_downloads(states=states, text=text)
+    for offset in range(0, total + 4, 4):
+        trips = store.reader.trips
+        page = await store.download_rows(states=states, text=text, limit=4, offset=offset)
+        assert store.reader.trips == trips + 1
+        assert ([list_row(row) for row in page.rows], page.total) == await wire_rows(
+            store, states, text, 4, offset)
+
+
+FREE_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=FREE_TEXT, context=FREE_TEXT, message=FREE_TEXT, title=st.none() | FREE_TEXT,
+       folder=st.none() | FREE_TEXT, error=st.none() | st.sampled_from(["stalled", "layout_io"]),
+       seeds=st.none() | st.integers(0, 2**40), progress=st.floats(0, 1), poster=st.booleans())
+async def test_any_download_reads_the_same_as_plain_row_and_as_models(
+        store: Store, name: str, context: str, message: str, title: str | None, folder: str | None,
+        error: str | None, seeds: int | None, progress: float, poster: bool) -> None:
+    n = await store.count_downloads()
+    hashes = (Infohash(f"{n + 1:064x}", "v2"), Infohash(f"{n + 1:040x}", "v1"))
+    created = await store.create_download_if_no_active(
+        NewDownload("magnet", f"magnet:?xt=urn:btih:{n + 1:040x}&dn={name}", name, context, hashes))
+    download_id = created.download.id
+    await store.update_download(download_id, error_code=error, error_msg=message if error else None,
+                                num_seeds=seeds, num_peers=seeds, progress=progress, total_size=seeds)
+    if title is not None:
+        await store.save_recognition(download_id, RecognitionDraft(
+            MediaType.MOVIE, title, 1999, Plan(folder=folder), original_title=message, provider="tmdb",
+            provider_id="603", candidates=(Candidate("tmdb", "603", MediaType.MOVIE, title, 1999,
+                                                     poster_url="https://img/603.jpg" if poster else None),)))
+    page = await store.download_rows(limit=1)
+    assert ([list_row(row) for row in page.rows], page.total) == await wire_rows(store, None, None, 1, 0)
+    assert page.rows[0]["id"] == download_id
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])

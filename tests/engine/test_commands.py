@@ -450,6 +450,8 @@ async def test_list_with_bad_arguments_is_refused(make_engine: EngineFactory, kw
     engine = await make_engine()
     with pytest.raises(InvalidArgument):
         await engine.commands.list(**kwargs)
+    with pytest.raises(InvalidArgument):
+        await engine.commands.list_rows(**kwargs)
 
 
 async def test_summary_counts_every_state(make_engine: EngineFactory) -> None:

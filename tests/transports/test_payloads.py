@@ -1,5 +1,6 @@
-"""The worker's trusted rows and the protocol's models agree: what `download_row` sends, the models
-read back unchanged, so a list page needs no model per row on the worker and one validation on the client."""
+"""The worker's trusted rows and the protocol's models agree: what `download_row` and `list_row` send,
+the models read back unchanged, so a list page needs no model per row on the worker and one validation on
+the client (that `list_row` equals `download_row` is checked over a real store in test_store_views.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from jellybit.core.models import Download, Infohash
 from jellybit.core.records import Candidate, MediaType, Plan, Recognition
 from jellybit.core.states import State
-from jellybit.engine.results import DownloadPage
+from jellybit.core.store_records import DownloadRow, RowPage
 from jellybit.protocol import Command, DownloadPayload, Provider, Response, response_model
 from jellybit.transports.payloads import download_row, list_page
 
@@ -65,16 +66,40 @@ def test_the_model_reads_every_row_back_unchanged(download: Download, recognitio
     assert model.state is download.state
 
 
+@st.composite
+def plain_rows(draw: st.DrawFn) -> DownloadRow:
+    """Any list row as the store hands it (`DownloadRow`): a download's columns and its headline's."""
+    download, recognition = draw(downloads()), draw(recognitions())
+    return {
+        "id": download.id, "source_type": download.source_type, "source_ref": download.source_ref,
+        "display_name": download.display_name, "context": download.context, "state": download.state.value,
+        "error_code": download.error_code, "error_msg": download.error_msg,
+        "total_size": download.total_size, "progress": download.progress, "dl_speed": download.dl_speed,
+        "eta": download.eta, "torrent_state": download.torrent_state, "num_seeds": download.num_seeds,
+        "num_peers": download.num_peers, "defer_until": download.defer_until,
+        "created_at": download.created_at, "updated_at": download.updated_at,
+        "settled_at": download.settled_at, "infohashes": sorted(download.hashes()),
+        "media_type": recognition.media_type.value if recognition and recognition.media_type else None,
+        "title": recognition.title if recognition else None,
+        "original_title": recognition.original_title if recognition else None,
+        "year": recognition.year if recognition else None,
+        "provider": recognition.provider if recognition else None,
+        "provider_id": recognition.provider_id if recognition else None,
+        "folder": recognition.plan.folder if recognition else None,
+        "poster_url": draw(st.none() | st.just("https://image.tmdb.org/t/p/w342/x.jpg")),
+    }
+
+
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(downloads(), recognitions()), max_size=5, unique_by=lambda p: p[0].id))
-def test_a_list_page_is_one_validation_on_the_client(
-        pairs: list[tuple[Download, Recognition | None]]) -> None:
-    page = DownloadPage(tuple(d for d, _ in pairs), total=len(pairs) + 7, limit=50, offset=0,
-                        headlines={d.id: r for d, r in pairs if r is not None})
-    data = list_page(page)
+@given(st.lists(plain_rows(), max_size=5, unique_by=lambda row: row["id"]), st.integers(1, 500),
+       st.integers(0, 10_000))
+def test_a_list_page_is_one_validation_on_the_client(rows: list[DownloadRow], limit: int,
+                                                     offset: int) -> None:
+    data = list_page(RowPage(tuple(rows), total=len(rows) + 7), limit, offset)
     body = Response.ok(data, "tx").model_dump_json()
     answer = response_model(Command.LIST).model_validate_json(body)
     assert answer.data is not None
-    assert [item.id for item in answer.data.items] == [d.id for d, _ in pairs]
-    assert answer.data.total == len(pairs) + 7
+    assert [item.id for item in answer.data.items] == [row["id"] for row in rows]
+    assert [item.state.value for item in answer.data.items] == [row["state"] for row in rows]
+    assert (answer.data.total, answer.data.limit, answer.data.offset) == (len(rows) + 7, limit, offset)
     assert json.loads(answer.model_dump_json(exclude_unset=True)) == json.loads(body)

@@ -32,20 +32,30 @@ from jellybit.core.store_records import (
     Hint,
     PageRecord,
     ReconcileItem,
+    RowPage,
     SummaryRecord,
 )
 
+# The candidate whose poster a headline shows: the chosen one with a poster, else the matched id's.
+_POSTER = ("FROM metadata_candidate c WHERE c.recognition_id = r.id AND c.poster_url IS NOT NULL"
+           " AND c.poster_url != '' AND (c.chosen = 1 OR (r.provider_id IS NOT NULL AND r.provider_id != ''"
+           " AND c.provider = r.provider AND c.provider_id = r.provider_id))"
+           " ORDER BY c.chosen DESC, c.created_at, c.id LIMIT 1")
 _HEADLINE = ("r.id AS r_id, r.attempt_no AS r_attempt_no, r.media_type AS r_media_type, r.title AS r_title,"
              " r.original_title AS r_original_title, r.year AS r_year, r.provider AS r_provider,"
              " r.provider_id AS r_provider_id, r.confidence AS r_confidence,"
              " r.recommendation AS r_recommendation, r.created_at AS r_created_at, r.reasons AS r_reasons,"
-             " json_extract(r.plan, '$.folder') AS r_folder, (SELECT c.id FROM metadata_candidate c"
-             " WHERE c.recognition_id = r.id AND c.poster_url IS NOT NULL AND c.poster_url != ''"
-             " AND (c.chosen = 1 OR (r.provider_id IS NOT NULL AND r.provider_id != ''"
-             " AND c.provider = r.provider AND c.provider_id = r.provider_id))"
-             " ORDER BY c.chosen DESC, c.created_at, c.id LIMIT 1) AS r_poster_candidate")
+             f" json_extract(r.plan, '$.folder') AS r_folder, (SELECT c.id {_POSTER}) AS r_poster_candidate")
 _HASHES = ("(SELECT group_concat(h.kind || ':' || h.infohash, ',') FROM download_infohash h"
            " WHERE h.download_id = d.id) AS d_hashes")
+_RECORD = f"d.*, {_HASHES}, {_HEADLINE}"
+# A list row's columns (`DownloadRow`), named as its keys.
+_ROW = ("d.id, d.source_type, d.source_ref, d.display_name, d.context, d.state, d.error_code, d.error_msg,"
+        " d.total_size, d.progress, d.dl_speed, d.eta, d.torrent_state, d.num_seeds, d.num_peers,"
+        " d.defer_until, d.created_at, d.updated_at, d.settled_at, (SELECT group_concat(h.infohash, ',')"
+        " FROM download_infohash h WHERE h.download_id = d.id) AS infohashes, r.media_type, r.title,"
+        " r.original_title, r.year, r.provider, r.provider_id, json_extract(r.plan, '$.folder') AS folder,"
+        f" (SELECT c.poster_url {_POSTER}) AS poster_url")
 
 
 def _hashes(text: str | None) -> list[Infohash]:
@@ -78,9 +88,14 @@ def _split(conn: sqlite3.Connection, row: sqlite3.Row) -> tuple[Download, Recogn
         created_at=headline["created_at"])
 
 
-def _page_sql(where: str, order: str, outer: str = "d.id DESC") -> str:
-    return (f"SELECT d.*, {_HASHES}, {_HEADLINE} FROM (SELECT * FROM download{where} {order}) d"
+def _page_sql(where: str, order: str, outer: str = "d.id DESC", columns: str = _RECORD) -> str:
+    return (f"SELECT {columns} FROM (SELECT * FROM download{where} {order}) d"
             f" LEFT JOIN recognition r ON r.download_id = d.id AND r.is_current = 1 ORDER BY {outer}")
+
+
+def _count(conn: sqlite3.Connection, states: Iterable[State] | None, text: str | None) -> int:
+    where, params = _download_filter(states, text)
+    return conn.execute("SELECT COUNT(*) FROM download" + (where or ""), params).fetchone()[0]
 
 
 def read_page(conn: sqlite3.Connection, states: Iterable[State] | None, text: str | None, limit: int,
@@ -100,11 +115,27 @@ def read_page(conn: sqlite3.Connection, states: Iterable[State] | None, text: st
         items.append(download)
         if headline is not None:
             headlines[download.id] = headline
-    total = 0
-    if with_total:
-        base, count_params = _download_filter(states, text)
-        total = conn.execute("SELECT COUNT(*) FROM download" + (base or ""), count_params).fetchone()[0]
-    return PageRecord(tuple(items), headlines, total)
+    return PageRecord(tuple(items), headlines, _count(conn, states, text) if with_total else 0)
+
+
+def read_rows(conn: sqlite3.Connection, states: Iterable[State] | None, text: str | None, limit: int,
+              offset: int) -> RowPage:
+    """`read_page`'s page by OFFSET as plain rows (`DownloadRow`), with the total; one joined query."""
+    where, params = _download_filter(states, text)
+    if where is None:
+        return RowPage(())
+    cursor = conn.cursor()
+    # Plain tuples: a `sqlite3.Row` finds each column by a case-insensitive scan of the names.
+    cursor.row_factory = None
+    sql = _page_sql(where, "ORDER BY id DESC LIMIT ? OFFSET ?", columns=_ROW)
+    cursor.execute(sql, (*params, limit, offset))
+    names = [column[0] for column in cursor.description]
+    rows = []
+    for values in cursor:
+        row = dict(zip(names, values, strict=True))
+        row["infohashes"] = sorted(row["infohashes"].split(",")) if row["infohashes"] else []
+        rows.append(row)
+    return RowPage(tuple(rows), _count(conn, states, text))  # type: ignore[arg-type]
 
 
 def _one(conn: sqlite3.Connection, download_id: str) -> tuple[Download, Recognition | None] | None:
@@ -212,6 +243,14 @@ class ViewsMixin:
     async def download_record(self, download_id: str) -> DownloadRecord | None:
         """Everything `get` shows about a download (None: unknown id)."""
         return await self.reader.run(lambda conn: read_record(conn, download_id))
+
+    async def download_rows(
+        self, *, states: Iterable[State] | None = None, text: str | None = None, limit: int = 50,
+        offset: int = 0,
+    ) -> RowPage:
+        """The same page as `download_page` (by OFFSET, with the total) as plain rows, for the wire."""
+        wanted: Sequence[State] | None = None if states is None else tuple(states)
+        return await self.reader.run(lambda conn: read_rows(conn, wanted, text, limit, offset))
 
     async def download_view(self, download_id: str) -> DownloadView | None:
         """A download and what its retained topics show (None: unknown id)."""
