@@ -508,6 +508,13 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Movie.2010.Disc.2.mkv", M, "Movie", 2010, {"part": 2, "alternative_titles": []}),
     ("Guardians.of.the.Galaxy.Vol.3.2023.1080p", M, "Guardians of the Galaxy Vol 3", 2023, {}),
     ("The.Hunger.Games.Mockingjay.Part.2.2015.1080p", M, "The Hunger Games Mockingjay Part 2", 2015, {}),
+    # ---- a language name that ends the title (a bracketed year, or nothing else before the year)
+    ("The Good German (2006) 720p BluRay.mkv", M, "The Good German", 2006, {"languages": []}),
+    ("Dutch.1991.1080p.BluRay.x264", M, "Dutch", 1991, {"languages": []}),
+    ("The Good German (2006) FRENCH 720p", M, "The Good German", 2006, {"languages": ["fr"]}),
+    ("Immersion.French.2011.STV.NTSC.DVDR", M, "Immersion", 2011, {"languages": ["fr"]}),
+    ("The.Interpreter.2005.German.DL.1080p.BluRay", M, "The Interpreter", 2005, {}),
+    ("The.German.Doctor.2013.LIMITED.720p.BluRay.x264", M, "The German Doctor", 2013, {}),
     # ---- specials
     ("Show.S00E01.Special.mkv", E, "Show", None, {"season": 0, "episodes": [1], "special": True}),
     (

@@ -55,6 +55,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     fansub.fix_special,
     numbers.fix_chapter,
     titles.fix_part_in_title,
+    titles.fix_language_in_title,
     titles.fix_decimal_title,
     fansub.fix_dash_number,
     numbers.fix_glued_numbering,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import babelfish
+
 from jellybit.core.release_fixes.common import (
     ALIAS_SPLIT,
     LEAD_GROUP,
@@ -84,6 +86,55 @@ def fix_part_in_title(r: Reading, guess: Guess) -> None:
     words = re.sub(r"(?i)^(vol)(?:ume)?\s*", lambda m: m.group(1) + " ", words)
     r.update(title=f"{r['title']} {' '.join(words.split())}", part=None)
     note(r, "part_in_title")
+
+
+
+
+# The word right before a year, the year maybe bracketed: `The Good German (2006)`, `Dutch.1991`.
+_WORD_BEFORE_YEAR = re.compile(r"([^\W\d_]+)[ ._]*[(\[]?[ ._]*$")
+
+
+def _language_of(word: str) -> str | None:
+    """The ISO 639-1 code of a language's English name (`German` -> `de`), else None."""
+    try:
+        language = babelfish.Language.fromname(word.capitalize())
+    except (babelfish.Error, ValueError):
+        return None
+    try:
+        return language.alpha2
+    except babelfish.Error:
+        return language.alpha3
+
+
+def fix_language_in_title(r: Reading, guess: Guess) -> None:
+    """`The Good German (2006)`, `Dutch.1991`: guessit reads the title's last word as a language.
+
+    The word belongs to the title when the year is bracketed (a name written by a person, where
+    everything before the year is the title) or when it is all there is before the year (a work
+    has a title). A scene name's `Immersion.French.2011` keeps its language tag.
+    """
+    if r["year"] is None or not r["languages"]:
+        return
+    base = base_name(r["text"])
+    year = re.search(rf"(?<!\d){r['year']}(?!\d)", base)
+    if year is None:
+        return
+    before = base[: year.start()]
+    word = _WORD_BEFORE_YEAR.search(before)
+    if word is None:
+        return
+    code = _language_of(word.group(1))
+    if code is None or code not in r["languages"]:
+        return
+    title = r["title"] or ""
+    bracketed = before.rstrip(" ._").endswith(("(", "["))
+    if title and not bracketed:
+        return
+    if clean_title(before).casefold() != f"{title} {word.group(1)}".strip().casefold():
+        return          # the word is not where the title ends
+    r["title"] = f"{title} {word.group(1)}".strip()
+    r["languages"].remove(code)
+    note(r, "language_in_title")
 
 
 
