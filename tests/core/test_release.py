@@ -570,6 +570,11 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Show.Name.Part.3.HDTV.720p.x264-Group", E, "Show Name", None, {"season": 1, "episodes": [3]}),
     ("Pokemon Black & White E10 - E17 [CW] AVI", E, "Pokemon Black & White", None,
      {"episodes": list(range(10, 18))}),
+    # Sonarr's anime naming puts the absolute number after the episode, between dashes: no range
+    ("The Avengers (EMH) - S01 E15 - 459 (1080p - BluRay).mp4", E, "The Avengers", None,
+     {"season": 1, "episodes": [15]}),
+    ("Show - S01 E15 - 20 - Title.mkv", E, "Show", None, {"season": 1, "episodes": [15]}),
+    ("Show S01 E15-20 1080p", E, "Show", None, {"season": 1, "episodes": list(range(15, 21))}),
     ("Castle1x01.HDTV.XviD.avi", E, "Castle", None, {"season": 1, "episodes": [1]}),
     ("Show.Name.-.Temporada.15.720p.HDTV.x264[Cap.1503]SPANISH", E, "Show Name", None,
      {"season": 15, "episodes": [3]}),

@@ -192,6 +192,9 @@ def fix_part_episode(r: Reading, guess: Guess) -> None:
 
 
 _RANGE_GAP = r"\s*(?:-|~|to|ao|al|a|&)\s*(?:e|ep\.?\s*)?0*"
+# An E-marked episode, then ` - ` and a bare number: a field of its own (an absolute number, a title),
+# not the end of a range, which is written `E15-20` or `E15 - E20`.
+_FIELD_AFTER_EPISODE = re.compile(r"(?i)(?<![a-z])e(?:p|pisode)?[ ._]?\d{1,4}\s+-\s+\d{1,4}$")
 
 
 def fix_episode_range(r: Reading, guess: Guess) -> None:
@@ -205,6 +208,8 @@ def fix_episode_range(r: Reading, guess: Guess) -> None:
         if len(numbers) == 1 and BESIDE.search(base):
             continue            # `S06E01-720p`, `S07E22 - 2000 Light Years`: one episode and a tag or title
         match = re.search(rf"(?i)(?<!\d)0*{low}{_RANGE_GAP}(\d{{1,4}})(?=$|[\s\])(\[])", base)
+        if match and _FIELD_AFTER_EPISODE.search(base[: match.end(1)]):
+            continue            # `S01 E15 - 459 - Title`: Sonarr's absolute number after the episode
         high = int(match.group(1)) if match else 0
         if match and 1 < high - low <= 2000 and (len(numbers) == 1 or numbers[1] in (high, high - low + 1)
                                                  or numbers[1] > high):
