@@ -508,6 +508,12 @@ CASES: list[tuple[str, str | None, str | None, int | None, dict[str, Any]]] = [
     ("Movie.2010.Disc.2.mkv", M, "Movie", 2010, {"part": 2, "alternative_titles": []}),
     ("Guardians.of.the.Galaxy.Vol.3.2023.1080p", M, "Guardians of the Galaxy Vol 3", 2023, {}),
     ("The.Hunger.Games.Mockingjay.Part.2.2015.1080p", M, "The Hunger Games Mockingjay Part 2", 2015, {}),
+    # ---- a site's domain leading the name, then a dash (guessit knows `www.` names only)
+    ("Crazy4TV.com - Dark Matter Season 1 S01 720p BluRay x265 HEVC", P, "Dark Matter", None, {"season": 1}),
+    ("Torrent9.io - Dune.Part.Two.2024.FRENCH.1080p", M, "Dune Part Two", 2024, {}),
+    ("[ Torrent9.io ] - The.Bear.S03E01.1080p.WEB", E, "The Bear", None, {"season": 3, "episodes": [1]}),
+    ("www.UIndex.org    -    The Bear S03E01 1080p WEB h264-ETHEL", E, "The Bear", None, {"episodes": [1]}),
+    ("Mr.Robot.S01E01.720p", E, "Mr Robot", None, {"season": 1, "episodes": [1]}),
     # ---- a language name that ends the title (a bracketed year, or nothing else before the year)
     ("The Good German (2006) 720p BluRay.mkv", M, "The Good German", 2006, {"languages": []}),
     ("Dutch.1991.1080p.BluRay.x264", M, "Dutch", 1991, {"languages": []}),

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jellybit.core.release_fixes import fansub, numbers, pairs, paths, stray, titles, words
-from jellybit.core.release_fixes.common import Guess, Reading, base_name
+from jellybit.core.release_fixes.common import Guess, Reading, base_name, reading_of
 
-__all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name"]
+__all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name", "reading_of"]
 
 _COMPLETE = re.compile(r"(?i)\bcomplete\b|\bполный сериал\b|\bвсе сезоны\b|全集")
 _BATCH = re.compile(r"(?i)\bbatch\b|全集")
@@ -39,6 +39,7 @@ def _named(*functions: Callable[[Reading, Guess], None]) -> tuple[Correction, ..
 
 
 CORRECTIONS: tuple[Correction, ...] = _named(
+    titles.fix_site_prefix,
     numbers.fix_year_in_title,
     numbers.fix_absolute_number,
     numbers.fix_season_year,

@@ -73,3 +73,55 @@ def episode_marked(base: str, number: int) -> bool:
 FANSUB_STYLE = re.compile(r"^\s*[\[(【]|[\[(][0-9A-Fa-f]{8}[\])]|^[^ .]*_[^ .]*_")
 
 BESIDE = re.compile(r"(?i)(?:s\d{1,4}e\d{1,4}(?:-?e?\d{1,4})*|\d{1,2}x\d{1,3}(?:-\d{1,3})*)")
+
+
+def _listify(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _language_code(value: Any) -> str | None:
+    for attr in ("alpha2", "alpha3"):
+        try:
+            code = getattr(value, attr)
+        except Exception:  # babelfish raises its own errors for codes without that form
+            continue
+        if code:
+            return str(code)
+    return None
+
+
+def reading_of(text: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """Turn guessit's answer into the plain working form the corrections edit."""
+    date = raw.get("date")
+    episodes = [e for e in _listify(raw.get("episode")) if isinstance(e, int)]
+    seasons = [s for s in _listify(raw.get("season")) if isinstance(s, int)]
+    # `Пацаны | The Boys / Сезон 2`: guessit may give several titles; the first leads, the rest are aliases
+    titles = [str(t) for t in _listify(raw.get("title")) if t]
+    title = titles[0] if titles else None
+    alternatives = [*titles[1:], *(str(a) for a in _listify(raw.get("alternative_title")))]
+    return {
+        "text": text,
+        "type": raw.get("type"),
+        "title": title,
+        "alternative_titles": alternatives,
+        "year": raw.get("year") if isinstance(raw.get("year"), int) else None,
+        "seasons": seasons,
+        "episodes": episodes,
+        "absolute_episodes": [],
+        "air_date": date.isoformat() if hasattr(date, "isoformat") else None,
+        "part": raw.get("part") if isinstance(raw.get("part"), int) else None,
+        "episode_title": str(raw["episode_title"]) if raw.get("episode_title") else None,
+        "other": [str(o) for o in _listify(raw.get("other"))],
+        "episode_details": [str(o) for o in _listify(raw.get("episode_details"))],
+        "screen_size": str(raw["screen_size"]) if raw.get("screen_size") else None,
+        "source": str(_listify(raw.get("source"))[0]) if raw.get("source") else None,
+        "release_group": str(raw["release_group"]) if raw.get("release_group") else None,
+        "crc32": raw.get("crc32"),
+        "cd": raw.get("cd") if isinstance(raw.get("cd"), int) else None,
+        "languages": [c for c in map(_language_code, _listify(raw.get("language"))) if c],
+        "subtitle_languages": [c for c in map(_language_code, _listify(raw.get("subtitle_language"))) if c],
+        "corrections": [],
+        "country": getattr(raw.get("country"), "alpha2", None),
+    }

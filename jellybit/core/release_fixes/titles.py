@@ -19,10 +19,34 @@ from jellybit.core.release_fixes.common import (
     clean_title,
     is_latin,
     note,
+    reading_of,
 )
 
 _PART_WORDS = (r"(?i)\b((?:part|pt|vol(?:ume)?)[ ._]?(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|"
                r"ten|i{1,3}|iv|vi{0,3}))\b")
+
+
+# A tracker's or a site's domain leading a torrent name, then a dash: `Crazy4TV.com - Dark Matter S01`,
+# `[ Torrent9.io ] - Dune.Part.Two.2024`. guessit knows `www.` names only.
+_SITE_PREFIX = re.compile(
+    r"(?i)^\s*[\[(]?\s*(?:www\.)?[a-z0-9][a-z0-9-]{1,40}\.(?:com|net|org|io|cc|tv|info|ru|cd|cafe|xyz|ws|se|nu|"
+    r"eu|pl|la|li|ch|sx|pw|ag|lol|club|site|online|top|vip|link|lat|fun|tw|bz|st|re|mx|ac|biz|pro|mov)"
+    r"\s*[\])]?\s*[-–|]\s*(?=\S)")
+
+
+def fix_site_prefix(r: Reading, guess: Guess) -> None:
+    """`Crazy4TV.com - Dark Matter Season 1`: a site's domain before a dash is read as the title → dropped."""
+    text = r["text"]
+    match = _SITE_PREFIX.match(text)
+    if match is None or "/" in text:
+        return
+    rest = text[match.end():]
+    if not rest.strip(" ._-[]()"):
+        return
+    flags = {key: r[key] for key in ("batch", "special", "complete") if key in r}
+    r.clear()
+    r.update(reading_of(rest, guess(rest, None)), **flags)
+    note(r, "site_prefix")
 
 
 def fix_group_prefix(r: Reading, guess: Guess) -> None:
