@@ -57,7 +57,7 @@ class NewLink:
 class LinkUpdate:
     """The finished state of one journal row."""
 
-    link_id: str
+    link_id: int
     status: LinkStatus
     dst_ino: int | None = None
     message: str | None = None
@@ -65,9 +65,9 @@ class LinkUpdate:
 
 @dataclass(frozen=True)
 class FileLink:
-    """One stored `file_link` row."""
+    """One stored `file_link` row, with its batch's download and id (the row stores only its batch's number)."""
 
-    id: str
+    id: int
     download_id: str
     apply_batch_id: str
     src_path: str
@@ -80,8 +80,6 @@ class FileLink:
     src_mtime_ns: int | None
     dst_ino: int | None
     message: str | None
-    created_at: str
-    updated_at: str
 
     @property
     def live(self) -> bool:

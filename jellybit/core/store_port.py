@@ -118,7 +118,7 @@ class LinkStore(Protocol):
     async def commit_batch(self, batch_id: str, *, pending_laid: bool = False) -> int:
         """Mark a batch committed (rows still pending as linked, with `pending_laid`) and supersede."""
 
-    async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[str] = ()) -> None:
+    async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[int] = ()) -> None:
         """Record the outcome of journal rows in one transaction."""
 
     async def links_for_batch(
@@ -134,7 +134,7 @@ class LinkStore(Protocol):
     async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
         """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
 
-    async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
+    async def note_copy_inode(self, link_id: int, dst_ino: int) -> None:
         """Record a pending copy's inode before it is published (so recovery can recognise it)."""
 
     async def open_batch(

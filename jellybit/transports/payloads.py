@@ -178,7 +178,7 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
     (with candidates and plan), hints, overrides and links."""
     recognition = detail.recognition
     links = [
-        {"id": link.id, "batch": link.apply_batch_id, "source": link.src_path, "target": link.dst_path,
+        {"id": str(link.id), "batch": link.apply_batch_id, "source": link.src_path, "target": link.dst_path,
          "kind": link.kind, "status": str(link.status), "size": link.size, "message": link.message}
         for link in detail.links
     ]

@@ -237,7 +237,12 @@ def test_wheel_ships_the_migrations_and_migrates_when_installed(tmp_path: Path) 
 
 
 async def test_ids_timestamps_and_schema_conventions(store: Store) -> None:
-    """Lowercase ULID keys, fixed-width RFC 3339 Z times, no DEFAULT times, cascading children."""
+    """Lowercase ULID keys, fixed-width RFC 3339 Z times, no DEFAULT times, cascading children.
+
+    The layout journal's own numbers are the exception (migration 0004): `file_link` rows and
+    `link_folder` entries are numbered, and a folder, shared by every link under it, is never
+    deleted while a link names it (its references do not cascade: deleting it is refused).
+    """
     created = await store.create_download_if_no_active(new(h1(1), h2(1), torrent=b"d4:infode"))
     await store.transition(created.download.id, State.DOWNLOADING, reason="in qBittorrent",
                            actor=Actor.WORKER)
@@ -251,12 +256,13 @@ async def test_ids_timestamps_and_schema_conventions(store: Store) -> None:
             if column["name"].endswith("_at"):
                 assert column["dflt_value"] is None, f"{table}.{column['name']} has a DEFAULT"
         for fk in await store.fetchall(f"PRAGMA foreign_key_list({table})"):
-            assert fk["on_delete"] == "CASCADE", f"{table}.{fk['from']} does not cascade"
+            expected = "NO ACTION" if fk["table"] == "link_folder" else "CASCADE"
+            assert fk["on_delete"] == expected, f"{table}.{fk['from']} on delete {fk['on_delete']}"
         time_columns = [c["name"] for c in columns if c["name"].endswith("_at")]
         for row in await store.fetchall(f"SELECT * FROM {table}"):
             for name in time_columns:
                 assert row[name] is None or TIMESTAMP.match(row[name]), (table, name, row[name])
-            if "id" in row.keys() and table != "schema_migration":
+            if "id" in row.keys() and table not in ("schema_migration", "file_link", "link_folder"):
                 assert ULID.match(row["id"]), (table, row["id"])
     assert download.created_at < download.updated_at
 
@@ -277,15 +283,16 @@ async def test_deleting_a_download_cascades_to_every_child(store: Store) -> None
          (ident.new_id(), download.id, now)),
         ("INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, 'open', ?)",
          (batch, download.id, now)),
-        ("INSERT INTO file_link (id, download_id, apply_batch_id, src_path, dst_path, kind, status, size,"
-         " created_at, updated_at) VALUES (?, ?, ?, 's', 'd', 'video', 'linked', 1, ?, ?)",
-         (ident.new_id(), download.id, batch, now, now)),
+        ("INSERT INTO link_folder (id, path) VALUES (1, '/media/Фарго')", ()),
+        ("INSERT INTO file_link (batch, src_folder, src_name, dst_folder, dst_name, kind, status, size)"
+         " VALUES ((SELECT seq FROM apply_batch WHERE id = ?), 1, 's', 1, 'd', 'video', 'linked', 1)", (batch,)),
     ]
     async with store.write() as conn:
         for sql, params in statements:
             await conn.execute(sql, params)
+    # link_folder is a dictionary of folder names shared by every download's links: not a child.
     children = [t for t in await tables(store)
-                if t not in ("download", "schema_migration") and await count(store, t)]
+                if t not in ("download", "schema_migration", "link_folder") and await count(store, t)]
     assert {"download_infohash", "download_torrent", "state_transition", "recognition",
             "metadata_candidate", "hint", "override", "apply_batch", "file_link"} <= set(children)
     async with store.write() as conn:

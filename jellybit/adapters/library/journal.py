@@ -20,7 +20,7 @@ from jellybit.errors import JellybitError
 
 log = logging.getLogger(__name__)
 
-NoteCopy = Callable[[str, int], None]      # (link id, inode of the copy about to be published)
+NoteCopy = Callable[[int, int], None]      # (link id, inode of the copy about to be published)
 
 
 @dataclass
@@ -33,7 +33,7 @@ class ChunkResult:
     """
 
     updates: list[LinkUpdate] = field(default_factory=list)
-    linked: list[str] = field(default_factory=list)
+    linked: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     collisions: list[str] = field(default_factory=list)
     error: JellybitError | None = None
@@ -92,7 +92,7 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
                         continue
                     fs.refuse_wrong_link(src, dst, st)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = fs.link_file(src, dst, tag=row.id, on_copy=on_copy, expect=(row.src_dev, row.src_ino))
+            outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy, expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break
@@ -132,7 +132,7 @@ def resync_pending(rows: Sequence[FileLink]) -> tuple[list[LinkUpdate], list[Fil
         if row.status is not LinkStatus.PENDING:
             continue
         dst = Path(row.dst_path)
-        fs.discard_temp(dst, row.id)
+        fs.discard_temp(dst, str(row.id))
         try:
             st = os.lstat(dst)
         except FileNotFoundError:

@@ -194,7 +194,7 @@ class LayoutEngine(TitlesMixin):
         """Lay the batch's pending rows chunk by chunk, then commit, or roll back on a collision/error."""
         loop = asyncio.get_running_loop()
 
-        def note_copy(link_id: str, ino: int) -> None:
+        def note_copy(link_id: int, ino: int) -> None:
             asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
 
         pending = [r for r in rows if r.status is LinkStatus.PENDING]

@@ -29,11 +29,18 @@ from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
 _LIVE_SQL = "(" + ",".join("?" for _ in _LIVE) + ")"
-# file_link columns in FileLink's field order: rows are read positionally (a batch has thousands).
-_COLUMNS = ("id", "download_id", "apply_batch_id", "src_path", "dst_path", "kind", "status", "size",
-            "src_dev", "src_ino", "src_mtime_ns", "dst_ino", "message", "created_at", "updated_at")
-_SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM file_link"
-_STATUS_AT = _COLUMNS.index("status")
+# A stored row stores its batch's number and its folders' numbers (migration 0004): read back,
+# it is joined to its batch (download, batch id) and its folders (full paths), in FileLink's field
+# order, positionally (a batch has thousands of rows).
+_COLUMNS = ("fl.id", "b.download_id", "b.id", "sf.path || '/' || fl.src_name", "df.path || '/' || fl.dst_name",
+            "fl.kind", "fl.status", "fl.size", "fl.src_dev", "fl.src_ino", "fl.src_mtime_ns", "fl.dst_ino",
+            "fl.message")
+_FROM = (" FROM file_link fl JOIN apply_batch b ON b.seq = fl.batch"
+         " JOIN link_folder sf ON sf.id = fl.src_folder JOIN link_folder df ON df.id = fl.dst_folder")
+_SELECT = "SELECT " + ", ".join(_COLUMNS) + _FROM
+_INSERT = ("INSERT INTO file_link (id, batch, src_folder, src_name, dst_folder, dst_name, kind, status, size,"
+           " src_dev, src_ino, src_mtime_ns, dst_ino, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_STATUS_AT = _COLUMNS.index("fl.status")
 _BY_VALUE = {s.value: s for s in LinkStatus}
 _VALUE = {s: s.value for s in LinkStatus}       # a LinkStatus or its plain string -> the stored text
 _IDS_PER_STATEMENT = 900        # below SQLite's oldest limit of 999 bound variables
@@ -51,9 +58,11 @@ def _link(row: aiosqlite.Row) -> FileLink:
 
 
 def _batch(row: aiosqlite.Row) -> ApplyBatch:
-    data = dict(row)
-    data["status"] = BatchStatus(data["status"])
-    return ApplyBatch(**data)
+    return ApplyBatch(row["id"], row["download_id"], BatchStatus(row["status"]), row["created_at"],
+                      row["finished_at"])
+
+
+_BATCH_SELECT = "SELECT id, download_id, status, created_at, finished_at FROM apply_batch"
 
 
 def _statuses(statuses: Iterable[LinkStatus] | None) -> tuple[str, ...] | None:
@@ -62,6 +71,24 @@ def _statuses(statuses: Iterable[LinkStatus] | None) -> tuple[str, ...] | None:
 
 def _marks(values: Sequence[object]) -> str:
     return "(" + ",".join("?" for _ in values) + ")"
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """A journaled path as (folder, name); `folder + '/' + name` is the path again (it is absolute)."""
+    folder, _, name = path.rpartition("/")
+    return folder, name
+
+
+async def folder_ids(conn: aiosqlite.Connection, folders: Iterable[str]) -> dict[str, int]:
+    """The `link_folder` number of each folder, adding the new ones (inside the caller's transaction)."""
+    wanted = sorted(set(folders))
+    await conn.executemany("INSERT OR IGNORE INTO link_folder (path) VALUES (?)", [(f,) for f in wanted])
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), _IDS_PER_STATEMENT):
+        part = wanted[start:start + _IDS_PER_STATEMENT]
+        async with conn.execute(f"SELECT path, id FROM link_folder WHERE path IN {_marks(part)}", part) as cur:
+            found.update({row[0]: row[1] async for row in cur})
+    return found
 
 
 def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
@@ -85,33 +112,38 @@ class LinksMixin:
         """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
         batch_id = ident.new_id()
         now = clock.now()
-        rows = [
-            (link_id, download_id, batch_id, new.src_path, new.dst_path, new.kind, _status_value(new.status),
-             new.size, new.src_dev, new.src_ino, new.src_mtime_ns, new.dst_ino, new.message, now, now)
-            for link_id, new in zip(ident.new_ids(len(links)), links, strict=True)
-        ]
+        split = [(*split_path(new.src_path), *split_path(new.dst_path)) for new in links]
         async with self.write() as conn:  # type: ignore[attr-defined]
-            await conn.execute(
+            cursor = await conn.execute(
                 "INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, ?, ?)",
                 (batch_id, download_id, BatchStatus.OPEN.value, now),
             )
-            await conn.executemany(
-                f"INSERT INTO file_link ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
-                rows,
-            )
-        stored = [build(FileLink, (*row[:_STATUS_AT], _BY_VALUE[row[_STATUS_AT]], *row[_STATUS_AT + 1:]))
-                  for row in rows]
+            seq = cursor.lastrowid
+            folders = await folder_ids(conn, [name for parts in split for name in (parts[0], parts[2])])
+            async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM file_link") as cur:
+                first = (await cur.fetchone())[0] + 1      # under the write lock: ours to number
+            rows = [
+                (first + n, seq, folders[src_folder], src_name, folders[dst_folder], dst_name, new.kind,
+                 _status_value(new.status), new.size, new.src_dev, new.src_ino, new.src_mtime_ns, new.dst_ino,
+                 new.message)
+                for n, (new, (src_folder, src_name, dst_folder, dst_name)) in enumerate(zip(links, split))
+            ]
+            await conn.executemany(_INSERT, rows)
+        stored = [build(FileLink, (first + n, download_id, batch_id, new.src_path, new.dst_path, new.kind,
+                                   _BY_VALUE[row[7]], new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
+                                   new.dst_ino, new.message))
+                  for n, (new, row) in enumerate(zip(links, rows))]
         return ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None), stored
 
-    async def note_copy_inode(self, link_id: str, dst_ino: int) -> None:
+    async def note_copy_inode(self, link_id: int, dst_ino: int) -> None:
         """Record a pending copy's inode before it is published (so recovery can recognise it)."""
         async with self.write() as conn:  # type: ignore[attr-defined]
             await conn.execute(
-                "UPDATE file_link SET dst_ino = ?, updated_at = ? WHERE id = ? AND status = ?",
-                (dst_ino, clock.now(), link_id, LinkStatus.PENDING.value),
+                "UPDATE file_link SET dst_ino = ? WHERE id = ? AND status = ?",
+                (dst_ino, link_id, LinkStatus.PENDING.value),
             )
 
-    async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[str] = ()) -> None:
+    async def finish_links(self, updates: Sequence[LinkUpdate], linked: Sequence[int] = ()) -> None:
         """Record the outcome of journal rows in one transaction.
 
         `updates` carry each row's status, target inode and message; `linked` are ids of rows
@@ -120,19 +152,17 @@ class LinksMixin:
         """
         if not updates and not linked:
             return
-        now = clock.now()
         async with self.write() as conn:  # type: ignore[attr-defined]
             if updates:
                 await conn.executemany(
-                    "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?,"
-                    " updated_at = ? WHERE id = ?",
-                    [(_status_value(u.status), u.dst_ino, u.message, now, u.link_id) for u in updates],
+                    "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ? WHERE id = ?",
+                    [(_status_value(u.status), u.dst_ino, u.message, u.link_id) for u in updates],
                 )
             for start in range(0, len(linked), _IDS_PER_STATEMENT):
                 part = linked[start:start + _IDS_PER_STATEMENT]
                 await conn.execute(
-                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL, updated_at = ?"
-                    f" WHERE id IN {_marks(part)}", (LinkStatus.LINKED.value, now, *part),
+                    f"UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL WHERE id IN {_marks(part)}",
+                    (LinkStatus.LINKED.value, *part),
                 )
 
     async def commit_batch(self, batch_id: str, *, pending_laid: bool = False) -> int:
@@ -143,31 +173,29 @@ class LinksMixin:
         """
         now = clock.now()
         async with self.write() as conn:  # type: ignore[attr-defined]
-            async with conn.execute("SELECT download_id FROM apply_batch WHERE id = ?", (batch_id,)) as cur:
+            async with conn.execute("SELECT seq, download_id FROM apply_batch WHERE id = ?", (batch_id,)) as cur:
                 row = await cur.fetchone()
             if row is None:
                 raise NotFound(f"unknown apply batch {batch_id!r}")
+            seq = row["seq"]
             if pending_laid:
                 await conn.execute(
-                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL, updated_at = ?"
-                    " WHERE apply_batch_id = ? AND status = ?",
-                    (LinkStatus.LINKED.value, now, batch_id, LinkStatus.PENDING.value),
+                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL WHERE batch = ? AND status = ?",
+                    (LinkStatus.LINKED.value, seq, LinkStatus.PENDING.value),
                 )
-            # Driven by this batch's paths (index on dst_path), not by a scan of every row ever laid.
+            # Driven by this batch's rows: each probes the target index for other batches' live rows.
             cursor = await conn.execute(
-                "UPDATE file_link SET status = ?, message = ?, updated_at = ?"
-                " WHERE dst_path IN (SELECT dst_path FROM file_link WHERE apply_batch_id = ?)"
-                f" AND apply_batch_id != ? AND status IN {_LIVE_SQL} AND EXISTS ("
-                "  SELECT 1 FROM file_link n WHERE n.apply_batch_id = ? AND n.dst_path = file_link.dst_path"
-                f"  AND n.dst_ino = file_link.dst_ino AND n.status IN {_LIVE_SQL})",
-                (LinkStatus.SUPERSEDED.value,
-                 f"superseded by batch {batch_id} of download {row['download_id']}",
-                 now, batch_id, batch_id, *_LIVE, batch_id, *_LIVE),
+                "UPDATE file_link SET status = ?, message = ? WHERE id IN ("
+                "  SELECT o.id FROM file_link n JOIN file_link o"
+                "  ON o.dst_folder = n.dst_folder AND o.dst_name = n.dst_name AND o.dst_ino = n.dst_ino"
+                f"  WHERE n.batch = ? AND n.status IN {_LIVE_SQL} AND o.batch != ? AND o.status IN {_LIVE_SQL})",
+                (LinkStatus.SUPERSEDED.value, f"superseded by batch {batch_id} of download {row['download_id']}",
+                 seq, *_LIVE, seq, *_LIVE),
             )
             superseded = cursor.rowcount
             await conn.execute(
-                "UPDATE apply_batch SET status = ?, finished_at = ? WHERE id = ?",
-                (BatchStatus.COMMITTED.value, now, batch_id),
+                "UPDATE apply_batch SET status = ?, finished_at = ? WHERE seq = ?",
+                (BatchStatus.COMMITTED.value, now, seq),
             )
         return superseded
 
@@ -181,7 +209,7 @@ class LinksMixin:
 
     async def get_batch(self, batch_id: str) -> ApplyBatch:
         """Return one batch or raise NotFound."""
-        row = await self.fetchone("SELECT * FROM apply_batch WHERE id = ?", (batch_id,))  # type: ignore[attr-defined]
+        row = await self.fetchone(f"{_BATCH_SELECT} WHERE id = ?", (batch_id,))  # type: ignore[attr-defined]
         if row is None:
             raise NotFound(f"unknown apply batch {batch_id!r}")
         return _batch(row)
@@ -189,7 +217,7 @@ class LinksMixin:
     async def open_batches(self) -> list[ApplyBatch]:
         """Return the batches a crash left `open`, oldest first."""
         rows = await self.fetchall(  # type: ignore[attr-defined]
-            "SELECT * FROM apply_batch WHERE status = ? ORDER BY created_at, id", (BatchStatus.OPEN.value,)
+            f"{_BATCH_SELECT} WHERE status = ? ORDER BY seq", (BatchStatus.OPEN.value,)
         )
         return [_batch(r) for r in rows]
 
@@ -197,13 +225,13 @@ class LinksMixin:
         self, download_id: str, statuses: Iterable[BatchStatus] | None = None
     ) -> list[ApplyBatch]:
         """Return a download's batches, newest first."""
-        sql = "SELECT * FROM apply_batch WHERE download_id = ?"
+        sql = f"{_BATCH_SELECT} WHERE download_id = ?"
         params: list[object] = [download_id]
         if statuses is not None:
             values = [BatchStatus(s).value for s in statuses]
             sql += " AND status IN " + _marks(values)
             params.extend(values)
-        rows = await self.fetchall(sql + " ORDER BY created_at DESC, id DESC", tuple(params))  # type: ignore[attr-defined]
+        rows = await self.fetchall(sql + " ORDER BY seq DESC", tuple(params))  # type: ignore[attr-defined]
         return [_batch(r) for r in rows]
 
     async def _links_where(self, where: str, params: Sequence[object], statuses: Iterable[LinkStatus] | None):
@@ -213,34 +241,32 @@ class LinksMixin:
         if values is not None:
             if not values:
                 return []
-            sql += " AND status IN " + _marks(values)
+            sql += " AND fl.status IN " + _marks(values)
             args.extend(values)
-        rows = await self.fetchall(sql + " ORDER BY created_at, id", tuple(args))  # type: ignore[attr-defined]
+        rows = await self.fetchall(sql + " ORDER BY fl.id", tuple(args))  # type: ignore[attr-defined]
         return [_link(r) for r in rows]
 
     async def links_for_download(
         self, download_id: str, statuses: Iterable[LinkStatus] | None = None
     ) -> list[FileLink]:
         """Return a download's journal rows, oldest first."""
-        return await self._links_where("download_id = ?", (download_id,), statuses)
+        return await self._links_where("b.download_id = ?", (download_id,), statuses)
 
     async def links_for_batch(
         self, batch_id: str, statuses: Iterable[LinkStatus] | None = None
     ) -> list[FileLink]:
         """Return one batch's journal rows in the order they were planned."""
-        return await self._links_where("apply_batch_id = ?", (batch_id,), statuses)
+        return await self._links_where("b.id = ?", (batch_id,), statuses)
 
     async def links_at(self, dst_path: str, statuses: Iterable[LinkStatus] | None = None) -> list[FileLink]:
         """Return every row that laid (or tried to lay) this target path."""
-        return await self._links_where("dst_path = ?", (dst_path,), statuses)
+        return await self._links_where("df.path = ? AND fl.dst_name = ?", split_path(dst_path), statuses)
 
     async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
         """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
         rows = await self.fetchall(  # type: ignore[attr-defined]
-            "SELECT " + ", ".join(f"fl.{c}" for c in _COLUMNS) + " FROM file_link fl"
-            " JOIN recognition r ON r.download_id = fl.download_id AND r.is_current = 1"
-            f" WHERE r.provider = ? AND r.provider_id = ? AND fl.status IN {_LIVE_SQL}"
-            " ORDER BY fl.created_at, fl.id",
+            f"{_SELECT} JOIN recognition r ON r.download_id = b.download_id AND r.is_current = 1"
+            f" WHERE r.provider = ? AND r.provider_id = ? AND fl.status IN {_LIVE_SQL} ORDER BY fl.id",
             (provider, provider_id, *_LIVE),
         )
         return [_link(r) for r in rows]
@@ -250,7 +276,8 @@ class LinksMixin:
         rows = await self.fetchall(  # type: ignore[attr-defined]
             "SELECT DISTINCT r.download_id FROM recognition r"
             " WHERE r.is_current = 1 AND r.provider = ? AND r.provider_id = ? AND EXISTS ("
-            f"  SELECT 1 FROM file_link fl WHERE fl.download_id = r.download_id AND fl.status IN {_LIVE_SQL})"
+            "  SELECT 1 FROM apply_batch b JOIN file_link fl ON fl.batch = b.seq"
+            f"  WHERE b.download_id = r.download_id AND fl.status IN {_LIVE_SQL})"
             " ORDER BY r.download_id",
             (provider, provider_id, *_LIVE),
         )
@@ -266,7 +293,9 @@ class LinksMixin:
             " ORDER BY r.provider, r.provider_id, d.id"
         )
         live_rows = await self.fetchall(  # type: ignore[attr-defined]
-            f"SELECT download_id, dst_path, kind FROM file_link WHERE status IN {_LIVE_SQL}", _LIVE
+            "SELECT b.download_id, df.path || '/' || fl.dst_name AS dst_path, fl.kind FROM file_link fl"
+            " JOIN apply_batch b ON b.seq = fl.batch JOIN link_folder df ON df.id = fl.dst_folder"
+            f" WHERE fl.status IN {_LIVE_SQL}", _LIVE
         )
         live: dict[str, list[str]] = defaultdict(list)
         videos: dict[str, list[str]] = defaultdict(list)

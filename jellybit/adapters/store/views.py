@@ -174,7 +174,7 @@ def read_record(conn: sqlite3.Connection, download_id: str) -> DownloadRecord | 
         return None
     overrides = conn.execute("SELECT field, value FROM override WHERE download_id = ? ORDER BY field",
                              (download_id,))
-    links = conn.execute(f"{_LINKS_SELECT} WHERE download_id = ? ORDER BY created_at, id", (download_id,))
+    links = conn.execute(f"{_LINKS_SELECT} WHERE b.download_id = ? ORDER BY fl.id", (download_id,))
     return DownloadRecord(
         download=found[0], transitions=tuple(_transition_rows(conn, download_id)),
         recognition=_current(conn, download_id), hints=tuple(_hint_rows(conn, download_id)),
@@ -222,11 +222,13 @@ def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after
     live = ",".join("?" for _ in LIVE_STATUSES)
     rows = conn.execute(
         "SELECT d.id, d.state, d.qbt_tag, (SELECT group_concat(h.infohash, ',') FROM download_infohash h"
-        " WHERE h.download_id = d.id) AS hashes, fl.dst_path, fl.dst_ino"
+        " WHERE h.download_id = d.id) AS hashes, df.path || '/' || fl.dst_name AS dst_path, fl.dst_ino"
         f" FROM (SELECT id, state, qbt_tag FROM download WHERE state IN ({marks}) AND id > ?"
         " ORDER BY id LIMIT ?) d"
-        f" LEFT JOIN file_link fl ON fl.download_id = d.id AND fl.status IN ({live})"
-        " ORDER BY d.id, fl.created_at, fl.id",
+        " LEFT JOIN apply_batch b ON b.download_id = d.id"
+        f" LEFT JOIN file_link fl ON fl.batch = b.seq AND fl.status IN ({live})"
+        " LEFT JOIN link_folder df ON df.id = fl.dst_folder"
+        " ORDER BY d.id, fl.id",
         (*(s.value for s in states), after, limit, *(s.value for s in LIVE_STATUSES)))
     grouped: dict[str, tuple[sqlite3.Row, list[tuple[str, int | None]]]] = {}
     for row in rows:

@@ -11,8 +11,8 @@ from jellybit.core.links import FileLink, LinkStatus
 
 def _row(n: int, src: Path, dst: Path) -> FileLink:
     st = os.lstat(src)
-    return FileLink(f"row{n}", "dl", "batch", str(src), str(dst), "video", LinkStatus.PENDING, st.st_size,
-                    st.st_dev, st.st_ino, st.st_mtime_ns, None, None, "t", "t")
+    return FileLink(n + 1, "dl", "batch", str(src), str(dst), "video", LinkStatus.PENDING, st.st_size,
+                    st.st_dev, st.st_ino, st.st_mtime_ns, None, None)
 
 
 def test_a_rollback_takes_back_pending_rows_laid_and_leaves_the_rest(tmp_path):
@@ -28,7 +28,7 @@ def test_a_rollback_takes_back_pending_rows_laid_and_leaves_the_rest(tmp_path):
     targets = [folder / f"Фарго S01E0{n + 1}.mkv" for n in range(4)]
     os.link(sources[0], targets[0])                 # laid by this batch, not yet marked linked
     targets[1].write_bytes(b"a stranger's file")    # appeared at a row that was never laid
-    (folder / ".jellybit-row3.tmp").write_bytes(b"half a copy")
+    (folder / ".jellybit-4.tmp").write_bytes(b"half a copy")
     rows = [_row(n, src, dst) for n, (src, dst) in enumerate(zip(sources, targets, strict=True))]
 
     taken = journal.roll_back(rows, [root])
@@ -39,6 +39,6 @@ def test_a_rollback_takes_back_pending_rows_laid_and_leaves_the_rest(tmp_path):
     assert targets[1].read_bytes() == b"a stranger's file"
     assert sorted(os.listdir(folder)) == [targets[1].name]
     assert {u.link_id: u.status for u in taken.updates} == dict.fromkeys(
-        ["row0", "row1", "row2", "row3"], LinkStatus.REMOVED)
-    assert {u.link_id: u.message for u in taken.updates}["row1"] == "not laid (rolled back)"
+        [1, 2, 3, 4], LinkStatus.REMOVED)
+    assert {u.link_id: u.message for u in taken.updates}[2] == "not laid (rolled back)"
     assert all(src.exists() for src in sources)
