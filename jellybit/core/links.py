@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 # Jellyfin episode codes as naming writes them: S01E02, S01E01-E03, S01E01E02.
 _EPISODE_RE = re.compile(r"\bS(\d{1,4})E(\d{1,4})((?:-?E\d{1,4})*)", re.IGNORECASE)
@@ -37,9 +38,12 @@ class BatchStatus(StrEnum):
     UNDONE = "undone"
 
 
-@dataclass(frozen=True)
-class NewLink:
-    """One journal row to write before the filesystem is touched."""
+class NewLink(NamedTuple):
+    """One journal row to write before the filesystem is touched.
+
+    NewLink and FileLink are named tuples, not dataclasses: a season pack journals thousands of
+    rows, and a tuple is built in a fraction of a dataclass's time (docs/layout.md).
+    """
 
     src_path: str
     dst_path: str                # absolute path inside a library root
@@ -63,8 +67,7 @@ class LinkUpdate:
     message: str | None = None
 
 
-@dataclass(frozen=True)
-class FileLink:
+class FileLink(NamedTuple):
     """One stored `file_link` row, with its batch's download and id (the row stores only its batch's number)."""
 
     id: int

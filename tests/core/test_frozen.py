@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jellybit.core.frozen import build, evolve
-from jellybit.core.links import FileLink, LinkStatus
+from jellybit.core.links import LinkStatus, LinkUpdate
 from jellybit.core.records import PlanItem, Role
 
 ITEM = PlanItem("Show/Season 01/Show.S01E01.mkv", 10, Role.VIDEO, season=1, episodes=(1,))
@@ -40,11 +40,11 @@ def test_evolve_keeps_the_copy_frozen_and_refuses_unknown_fields():
 
 
 def test_build_is_the_constructor():
-    values = (7, "d", "b", "/s", "/t", "video", LinkStatus.PENDING, 5, 1, 2, 3, None, "a message")
-    assert build(FileLink, values) == FileLink(*values)
-    assert build(FileLink, list(values)).status is LinkStatus.PENDING
-    with pytest.raises(TypeError, match="13 values"):
-        build(FileLink, values[:-1])
+    values = (7, LinkStatus.PENDING, 12, "a message")
+    assert build(LinkUpdate, values) == LinkUpdate(*values)
+    assert build(LinkUpdate, list(values)).status is LinkStatus.PENDING
+    with pytest.raises(TypeError, match="4 values"):
+        build(LinkUpdate, values[:-1])
 
 
 @dataclasses.dataclass(frozen=True)

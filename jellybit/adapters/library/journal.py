@@ -10,7 +10,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
@@ -214,7 +214,7 @@ def roll_back(rows: Sequence[FileLink], roots: Iterable[Path]) -> TakeBack:
     for row in pending:
         found = laid.get(row.id)
         if found is not None:
-            ours.append(replace(row, status=found.status, dst_ino=found.dst_ino))
+            ours.append(row._replace(status=found.status, dst_ino=found.dst_ino))
         else:
             result.updates.append(LinkUpdate(row.id, LinkStatus.REMOVED, None, "not laid (rolled back)"))
     taken = take_back(ours, roots, why="rolled back")

@@ -23,7 +23,6 @@ from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
 from jellybit.adapters.store.links import title_folder_of
 from jellybit.config import PathsConfig
-from jellybit.core.frozen import build
 from jellybit.core.links import (
     LIVE_STATUSES,
     ApplyBatch,
@@ -186,9 +185,7 @@ class LayoutEngine(TitlesMixin):
         else:
             assert item.status == PLANNED
             status, dst_ino, message = LinkStatus.PENDING, None, None
-        # NewLink's fields in order (built directly: a season pack journals thousands of rows).
-        return build(NewLink, (src, dst, _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
-                               dst_ino, message))
+        return NewLink(src, dst, _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status, dst_ino, message)
 
     async def _continue(self, batch: ApplyBatch, rows: list[FileLink]) -> ApplyResult:
         """Lay the batch's pending rows chunk by chunk, then commit, or roll back on a collision/error."""

@@ -10,7 +10,6 @@ from pathlib import PurePosixPath
 import aiosqlite
 
 from jellybit import clock, ident
-from jellybit.core.frozen import build
 from jellybit.core.links import (
     LIVE_STATUSES,
     ApplyBatch,
@@ -54,7 +53,10 @@ def _link(row: aiosqlite.Row) -> FileLink:
     values = list(row)
     text = values[_STATUS_AT]
     values[_STATUS_AT] = _BY_VALUE.get(text) or LinkStatus(text)
-    return build(FileLink, values)
+    return _make_link(values)
+
+
+_make_link = FileLink._make
 
 
 def _batch(row: aiosqlite.Row) -> ApplyBatch:
@@ -112,27 +114,26 @@ class LinksMixin:
         """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
         batch_id = ident.new_id()
         now = clock.now()
-        split = [(*split_path(new.src_path), *split_path(new.dst_path)) for new in links]
+        split = [(*new.src_path.rpartition("/")[::2], *new.dst_path.rpartition("/")[::2]) for new in links]
         async with self.write() as conn:  # type: ignore[attr-defined]
             cursor = await conn.execute(
                 "INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, ?, ?)",
                 (batch_id, download_id, BatchStatus.OPEN.value, now),
             )
             seq = cursor.lastrowid
-            folders = await folder_ids(conn, [name for parts in split for name in (parts[0], parts[2])])
+            folders = await folder_ids(conn, {name for parts in split for name in (parts[0], parts[2])})
             async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM file_link") as cur:
                 first = (await cur.fetchone())[0] + 1      # under the write lock: ours to number
+            # NewLink's fields: src, dst, kind, size, src_dev, src_ino, src_mtime_ns, status, dst_ino, message.
             rows = [
-                (first + n, seq, folders[src_folder], src_name, folders[dst_folder], dst_name, new.kind,
-                 _status_value(new.status), new.size, new.src_dev, new.src_ino, new.src_mtime_ns, new.dst_ino,
-                 new.message)
+                (first + n, seq, folders[src_folder], src_name, folders[dst_folder], dst_name, new[2],
+                 _VALUE[new[7]], new[3], new[4], new[5], new[6], new[8], new[9])
                 for n, (new, (src_folder, src_name, dst_folder, dst_name)) in enumerate(zip(links, split))
             ]
             await conn.executemany(_INSERT, rows)
-        stored = [build(FileLink, (first + n, download_id, batch_id, new.src_path, new.dst_path, new.kind,
-                                   _BY_VALUE[row[7]], new.size, new.src_dev, new.src_ino, new.src_mtime_ns,
-                                   new.dst_ino, new.message))
-                  for n, (new, row) in enumerate(zip(links, rows))]
+        stored = [_make_link((first + n, download_id, batch_id, new[0], new[1], new[2], _BY_VALUE[new[7]],
+                              *new[3:7], new[8], new[9]))
+                  for n, new in enumerate(links)]
         return ApplyBatch(batch_id, download_id, BatchStatus.OPEN, now, None), stored
 
     async def note_copy_inode(self, link_id: int, dst_ino: int) -> None:
