@@ -68,7 +68,7 @@ class LinkUpdate:
 
 
 class FileLink(NamedTuple):
-    """One stored `file_link` row, with its batch's download and id (the row stores only its batch's number)."""
+    """One stored `file_link` row, with its batch's download and id (the row stores its batch's number)."""
 
     id: int
     download_id: str

@@ -17,7 +17,7 @@ NOW = "2026-01-01T00:00:0{}.000000Z"
 
 
 def _old_journal(path: Path, links: list[tuple[str, str, str, str]]) -> None:
-    """A database at migration 0003 with one download, two batches and these (batch, src, dst, status) rows."""
+    """A database at migration 0003: one download, two batches, these (batch, src, dst, status) rows."""
     async def migrate() -> None:
         store = Store(path)
         await store.open(migrate=False)
@@ -28,11 +28,13 @@ def _old_journal(path: Path, links: list[tuple[str, str, str, str]]) -> None:
 
     asyncio.run(migrate())
     with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO download (id, source_type, source_ref, display_name, context, state, qbt_tag,"
-                     " created_at, updated_at) VALUES ('d1', 'magnet', 'm', 'Фарго', '', 'done', 't', ?, ?)",
+        conn.execute("INSERT INTO download (id, source_type, source_ref, display_name, context, state,"
+                     " qbt_tag, created_at, updated_at)"
+                     " VALUES ('d1', 'magnet', 'm', 'Фарго', '', 'done', 't', ?, ?)",
                      (NOW.format(0), NOW.format(0)))
-        conn.execute("INSERT INTO apply_batch VALUES ('b2', 'd1', 'committed', ?, ?)", (NOW.format(2), NOW.format(3)))
-        conn.execute("INSERT INTO apply_batch VALUES ('b1', 'd1', 'undone', ?, ?)", (NOW.format(1), NOW.format(2)))
+        batch = "INSERT INTO apply_batch VALUES (?, 'd1', ?, ?, ?)"
+        conn.execute(batch, ("b2", "committed", NOW.format(2), NOW.format(3)))
+        conn.execute(batch, ("b1", "undone", NOW.format(1), NOW.format(2)))
         for n, (batch, src, dst, status) in enumerate(links):
             # Ids that sort against creation order: the migration numbers rows by created_at.
             conn.execute(
@@ -53,13 +55,11 @@ async def _read(path: Path):
 
 
 def test_an_old_journal_reads_the_same_after_the_migration(tmp_path: Path) -> None:
+    season = "/media/series/Фарго (2014)/Season 01"
     links = [
-        ("b1", "/downloads/Fargo.S01/Fargo.S01E01.mkv", "/media/series/Фарго (2014)/Season 01/Фарго S01E01.mkv",
-         "removed"),
-        ("b2", "/downloads/Fargo.S01/Fargo.S01E01.mkv", "/media/series/Фарго (2014)/Season 01/Фарго S01E01.mkv",
-         "linked"),
-        ("b2", "/downloads/Fargo.S01/Subs/2_Russian.srt", "/media/series/Фарго (2014)/Season 01/Фарго S01E01.ru.srt",
-         "linked"),
+        ("b1", "/downloads/Fargo.S01/Fargo.S01E01.mkv", f"{season}/Фарго S01E01.mkv", "removed"),
+        ("b2", "/downloads/Fargo.S01/Fargo.S01E01.mkv", f"{season}/Фарго S01E01.mkv", "linked"),
+        ("b2", "/downloads/Fargo.S01/Subs/2_Russian.srt", f"{season}/Фарго S01E01.ru.srt", "linked"),
         ("b2", "/top-level-file.mkv", "/media/movies/A (2001)/A (2001).mkv", "skipped"),
     ]
     db = tmp_path / "jellybit.db"
@@ -72,12 +72,13 @@ def test_an_old_journal_reads_the_same_after_the_migration(tmp_path: Path) -> No
     assert {r.download_id for r in rows} == {"d1"}
     assert [r.src_ino for r in rows] == [100, 101, 102, 103]
     assert [r.dst_ino for r in rows] == [None, 101, 102, None]
-    assert rows[3].message == "a note" and rows[3].status is LinkStatus.SKIPPED
+    assert rows[3].message == "a note"
+    assert rows[3].status is LinkStatus.SKIPPED
     assert [(b.id, b.status) for b in batches] == [("b2", BatchStatus.COMMITTED), ("b1", BatchStatus.UNDONE)]
     with sqlite3.connect(db) as conn:
         folders = [r[0] for r in conn.execute("SELECT path FROM link_folder ORDER BY path")]
-        assert folders == sorted({"/downloads/Fargo.S01", "/downloads/Fargo.S01/Subs", "",
-                                  "/media/series/Фарго (2014)/Season 01", "/media/movies/A (2001)"})
+        assert folders == sorted({"/downloads/Fargo.S01", "/downloads/Fargo.S01/Subs", "", season,
+                                  "/media/movies/A (2001)"})
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -91,7 +92,8 @@ async def test_a_migrated_journal_takes_new_batches_after_its_rows(tmp_path: Pat
     try:
         batch, rows = await store.open_batch("d1", [
             NewLink("/downloads/A/a.mkv", "/media/movies/A (2001)/A (2001).mkv", "video", 10, 1, 100, 5)])
-        assert rows[0].id == 2 and rows[0].apply_batch_id == batch.id
+        assert rows[0].id == 2
+        assert rows[0].apply_batch_id == batch.id
         assert await store.commit_batch(batch.id, pending_laid=True) == 1      # supersedes the migrated row
         statuses = [r.status for r in await store.links_at("/media/movies/A (2001)/A (2001).mkv")]
         assert statuses == [LinkStatus.SUPERSEDED, LinkStatus.LINKED]
@@ -99,7 +101,8 @@ async def test_a_migrated_journal_takes_new_batches_after_its_rows(tmp_path: Pat
         await store.close()
 
 
-_NAME = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12)
+_NAME = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
+                min_size=1, max_size=12)
 _PATH = st.lists(_NAME, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))
 
 

@@ -285,7 +285,8 @@ async def test_deleting_a_download_cascades_to_every_child(store: Store) -> None
          (batch, download.id, now)),
         ("INSERT INTO link_folder (id, path) VALUES (1, '/media/Фарго')", ()),
         ("INSERT INTO file_link (batch, src_folder, src_name, dst_folder, dst_name, kind, status, size)"
-         " VALUES ((SELECT seq FROM apply_batch WHERE id = ?), 1, 's', 1, 'd', 'video', 'linked', 1)", (batch,)),
+         " VALUES ((SELECT seq FROM apply_batch WHERE id = ?), 1, 's', 1, 'd', 'video', 'linked', 1)",
+         (batch,)),
     ]
     async with store.write() as conn:
         for sql, params in statements:

@@ -73,3 +73,15 @@ def test_classes_with_their_own_logic_take_the_normal_path():
     cached = _Cached(1)
     assert cached.double == 2
     assert evolve(cached, value=5).double == 10
+
+
+@given(changes, changes)
+def test_plan_items_compare_field_by_field(first, second):
+    """PlanItem's own __eq__ (one dictionary comparison) agrees with comparing every field in order."""
+    a, b = evolve(ITEM, **first), dataclasses.replace(ITEM, **second)
+    assert (a == b) is (dataclasses.astuple(a) == dataclasses.astuple(b))
+    assert (a != b) is not (a == b)
+    if a == b:
+        assert hash(a) == hash(b)
+    assert a != dataclasses.astuple(a)
+    assert (a == ITEM) is (dataclasses.astuple(a) == dataclasses.astuple(ITEM))

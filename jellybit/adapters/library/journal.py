@@ -92,7 +92,8 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
                         continue
                     fs.refuse_wrong_link(src, dst, st)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy, expect=(row.src_dev, row.src_ino))
+            outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy,
+                                   expect=(row.src_dev, row.src_ino))
         except JellybitError as exc:
             result.error = exc
             break

@@ -57,6 +57,27 @@ APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 
 
+def _new_links(inspection: Inspection) -> list[NewLink]:
+    """The journal rows of an inspection's laid items, in plan order (one loop: a pack has thousands)."""
+    items, sources, targets = inspection.plan.items, inspection.sources, inspection.targets
+    existing = inspection.existing
+    rows: list[NewLink] = []
+    add, pending = rows.append, LinkStatus.PENDING
+    for index in inspection.laid():
+        item = items[index]
+        src, st = sources[index]
+        if item.status == PLANNED:
+            status, dst_ino, message = pending, None, None
+        elif item.status == EXISTS:
+            status, dst_ino, message = LinkStatus.EXISTS, existing.get(index), item.note
+        else:
+            assert item.status == SKIPPED
+            status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
+        add(NewLink(src, targets[index], _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
+                    dst_ino, message))
+    return rows
+
+
 class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
@@ -167,25 +188,12 @@ class LayoutEngine(TitlesMixin):
         blocking = [r for r in reasons if r.code in APPLY_BLOCKERS]
         if blocking:
             return ApplyResult("collision", message="; ".join(r.message for r in blocking))
-        new_links = [self._new_link(inspection, index) for index in inspection.laid()]
+        new_links = _new_links(inspection)
         if not new_links:
             return ApplyResult("failed", message="the plan has no file to lay out")
         batch, rows = await self.store.open_batch(download.id, new_links)
         log.info("batch opened", **for_download(download.id, batch_id=batch.id, files=len(rows)))
         return await self._continue(batch, rows)
-
-    def _new_link(self, inspection: Inspection, index: int) -> NewLink:
-        item = inspection.plan.items[index]
-        src, st = inspection.sources[index]
-        dst = inspection.targets[index]
-        if item.status == EXISTS:
-            status, dst_ino, message = LinkStatus.EXISTS, inspection.existing.get(index), item.note
-        elif item.status == SKIPPED:
-            status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
-        else:
-            assert item.status == PLANNED
-            status, dst_ino, message = LinkStatus.PENDING, None, None
-        return NewLink(src, dst, _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status, dst_ino, message)
 
     async def _continue(self, batch: ApplyBatch, rows: list[FileLink]) -> ApplyResult:
         """Lay the batch's pending rows chunk by chunk, then commit, or roll back on a collision/error."""

@@ -31,14 +31,15 @@ _LIVE_SQL = "(" + ",".join("?" for _ in _LIVE) + ")"
 # A stored row stores its batch's number and its folders' numbers (migration 0004): read back,
 # it is joined to its batch (download, batch id) and its folders (full paths), in FileLink's field
 # order, positionally (a batch has thousands of rows).
-_COLUMNS = ("fl.id", "b.download_id", "b.id", "sf.path || '/' || fl.src_name", "df.path || '/' || fl.dst_name",
-            "fl.kind", "fl.status", "fl.size", "fl.src_dev", "fl.src_ino", "fl.src_mtime_ns", "fl.dst_ino",
-            "fl.message")
+_COLUMNS = ("fl.id", "b.download_id", "b.id", "sf.path || '/' || fl.src_name",
+            "df.path || '/' || fl.dst_name", "fl.kind", "fl.status", "fl.size", "fl.src_dev", "fl.src_ino",
+            "fl.src_mtime_ns", "fl.dst_ino", "fl.message")
 _FROM = (" FROM file_link fl JOIN apply_batch b ON b.seq = fl.batch"
          " JOIN link_folder sf ON sf.id = fl.src_folder JOIN link_folder df ON df.id = fl.dst_folder")
 _SELECT = "SELECT " + ", ".join(_COLUMNS) + _FROM
 _INSERT = ("INSERT INTO file_link (id, batch, src_folder, src_name, dst_folder, dst_name, kind, status, size,"
-           " src_dev, src_ino, src_mtime_ns, dst_ino, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           " src_dev, src_ino, src_mtime_ns, dst_ino, message)"
+           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _STATUS_AT = _COLUMNS.index("fl.status")
 _BY_VALUE = {s.value: s for s in LinkStatus}
 _VALUE = {s: s.value for s in LinkStatus}       # a LinkStatus or its plain string -> the stored text
@@ -88,7 +89,8 @@ async def folder_ids(conn: aiosqlite.Connection, folders: Iterable[str]) -> dict
     found: dict[str, int] = {}
     for start in range(0, len(wanted), _IDS_PER_STATEMENT):
         part = wanted[start:start + _IDS_PER_STATEMENT]
-        async with conn.execute(f"SELECT path, id FROM link_folder WHERE path IN {_marks(part)}", part) as cur:
+        sql = f"SELECT path, id FROM link_folder WHERE path IN {_marks(part)}"
+        async with conn.execute(sql, part) as cur:
             found.update({row[0]: row[1] async for row in cur})
     return found
 
@@ -124,11 +126,13 @@ class LinksMixin:
             folders = await folder_ids(conn, {name for parts in split for name in (parts[0], parts[2])})
             async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM file_link") as cur:
                 first = (await cur.fetchone())[0] + 1      # under the write lock: ours to number
-            # NewLink's fields: src, dst, kind, size, src_dev, src_ino, src_mtime_ns, status, dst_ino, message.
+            # NewLink's fields: src, dst, kind, size, src_dev, src_ino, src_mtime_ns, status, dst_ino,
+            # message (read positionally: a pack journals thousands).
             rows = [
                 (first + n, seq, folders[src_folder], src_name, folders[dst_folder], dst_name, new[2],
                  _VALUE[new[7]], new[3], new[4], new[5], new[6], new[8], new[9])
-                for n, (new, (src_folder, src_name, dst_folder, dst_name)) in enumerate(zip(links, split))
+                for n, (new, (src_folder, src_name, dst_folder, dst_name))
+                in enumerate(zip(links, split, strict=True))
             ]
             await conn.executemany(_INSERT, rows)
         stored = [_make_link((first + n, download_id, batch_id, new[0], new[1], new[2], _BY_VALUE[new[7]],
@@ -156,13 +160,15 @@ class LinksMixin:
         async with self.write() as conn:  # type: ignore[attr-defined]
             if updates:
                 await conn.executemany(
-                    "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ? WHERE id = ?",
+                    "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?"
+                    " WHERE id = ?",
                     [(_status_value(u.status), u.dst_ino, u.message, u.link_id) for u in updates],
                 )
             for start in range(0, len(linked), _IDS_PER_STATEMENT):
                 part = linked[start:start + _IDS_PER_STATEMENT]
                 await conn.execute(
-                    f"UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL WHERE id IN {_marks(part)}",
+                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL"
+                    f" WHERE id IN {_marks(part)}",
                     (LinkStatus.LINKED.value, *part),
                 )
 
@@ -174,14 +180,16 @@ class LinksMixin:
         """
         now = clock.now()
         async with self.write() as conn:  # type: ignore[attr-defined]
-            async with conn.execute("SELECT seq, download_id FROM apply_batch WHERE id = ?", (batch_id,)) as cur:
+            sql = "SELECT seq, download_id FROM apply_batch WHERE id = ?"
+            async with conn.execute(sql, (batch_id,)) as cur:
                 row = await cur.fetchone()
             if row is None:
                 raise NotFound(f"unknown apply batch {batch_id!r}")
             seq = row["seq"]
             if pending_laid:
                 await conn.execute(
-                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL WHERE batch = ? AND status = ?",
+                    "UPDATE file_link SET status = ?, dst_ino = src_ino, message = NULL"
+                    " WHERE batch = ? AND status = ?",
                     (LinkStatus.LINKED.value, seq, LinkStatus.PENDING.value),
                 )
             # Driven by this batch's rows: each probes the target index for other batches' live rows.
@@ -189,8 +197,10 @@ class LinksMixin:
                 "UPDATE file_link SET status = ?, message = ? WHERE id IN ("
                 "  SELECT o.id FROM file_link n JOIN file_link o"
                 "  ON o.dst_folder = n.dst_folder AND o.dst_name = n.dst_name AND o.dst_ino = n.dst_ino"
-                f"  WHERE n.batch = ? AND n.status IN {_LIVE_SQL} AND o.batch != ? AND o.status IN {_LIVE_SQL})",
-                (LinkStatus.SUPERSEDED.value, f"superseded by batch {batch_id} of download {row['download_id']}",
+                f"  WHERE n.batch = ? AND n.status IN {_LIVE_SQL}"
+                f"  AND o.batch != ? AND o.status IN {_LIVE_SQL})",
+                (LinkStatus.SUPERSEDED.value,
+                 f"superseded by batch {batch_id} of download {row['download_id']}",
                  seq, *_LIVE, seq, *_LIVE),
             )
             superseded = cursor.rowcount
