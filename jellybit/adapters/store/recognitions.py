@@ -47,10 +47,12 @@ def _candidate(row: aiosqlite.Row) -> Candidate:
     )
 
 
-def _recognition(row: aiosqlite.Row, candidates: tuple[Candidate, ...]) -> Recognition:
+def _recognition(
+    row: aiosqlite.Row, candidates: tuple[Candidate, ...], plan: Plan | None = None
+) -> Recognition:
     return Recognition(
         media_type=MediaType(row["media_type"]) if row["media_type"] else None,
-        title=row["title"], year=row["year"], plan=Plan.from_json(row["plan"]),
+        title=row["title"], year=row["year"], plan=Plan.from_json(row["plan"]) if plan is None else plan,
         original_title=row["original_title"], provider=row["provider"],
         provider_id=row["provider_id"], confidence=row["confidence"],
         recommendation=Recommendation(row["recommendation"] or Recommendation.NONE),
@@ -118,7 +120,10 @@ class RecognitionsMixin:
             async with conn.execute("SELECT * FROM recognition WHERE id = ?", (recognition_id,)) as cur:
                 stored = await cur.fetchone()
             assert stored is not None
-            return _recognition(stored, await self._candidates(conn, recognition_id))
+            # The plan just stored is the draft's, read back equal (to_json/from_json round-trip, proven by
+            # tests/core/test_records_json.py): return that object rather than parse thousands of items
+            # again, which also lets the layouter see at once that it is the plan it previewed.
+            return _recognition(stored, await self._candidates(conn, recognition_id), draft.plan)
 
     async def current_recognition(self, download_id: str) -> Recognition | None:
         """Return the current recognition with its candidates, or None before the first one."""
