@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
 from jellybit.core.models import NewDownload
 
@@ -34,6 +36,19 @@ async def test_open_batch_rows_read_back_identically_in_planned_order(store):
     linked, copied = await store.links_for_batch(batch.id, [LinkStatus.LINKED, LinkStatus.COPIED])
     assert (linked.id, linked.status, linked.dst_ino) == (rows[7].id, LinkStatus.LINKED, 1007)
     assert (copied.id, copied.status, copied.message) == (rows[8].id, LinkStatus.COPIED, "copied")
+
+
+@pytest.mark.parametrize("size", [1, 63, 64, 65, 128, 130])
+async def test_any_batch_size_is_journaled_whole_in_order(store, size):
+    """Rows go in 64 per statement and the rest in one: every size comes back whole, in order."""
+    download_id = await _download_id(store)
+    links = [NewLink(f"/d/Сезон/{n}.mkv", f"/s/Шоу/Season 01/{n}.mkv", "video", n, 1, n, 7)
+             for n in range(size)]
+    batch, rows = await store.open_batch(download_id, links)
+    back = await store.links_for_batch(batch.id)
+    assert back == rows
+    assert [(r.src_path, r.dst_path, r.size, r.src_ino) for r in back] == [
+        (link.src_path, link.dst_path, link.size, link.src_ino) for link in links]
 
 
 async def test_commit_supersedes_only_live_rows_of_other_batches_on_the_same_path_and_inode(store):
