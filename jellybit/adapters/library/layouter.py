@@ -203,15 +203,16 @@ class LayoutEngine(TitlesMixin):
             asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
 
         pending = [r for r in rows if r.status is LinkStatus.PENDING]
-        statuses = {r.id: r.status for r in rows}
+        count = Counter(r.status for r in rows)     # only pending rows change below, each once
         warnings: list[str] = []
         for start in range(0, len(pending), self.chunk):
             chunk = pending[start:start + self.chunk]
             done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
             # Plain links stay pending until the commit marks them: the disk proves them after a crash.
             await self.store.finish_links(done.updates)
-            statuses.update((u.link_id, u.status) for u in done.updates)
-            statuses.update(dict.fromkeys(done.linked, LinkStatus.LINKED))
+            count[LinkStatus.PENDING] -= len(done.linked) + len(done.updates)
+            count[LinkStatus.LINKED] += len(done.linked)
+            count.update(u.status for u in done.updates)
             warnings.extend(done.warnings)
             for warning in done.warnings:
                 log.warning("copied instead of hardlinking",
@@ -226,7 +227,6 @@ class LayoutEngine(TitlesMixin):
                 return ApplyResult("collision", batch_id=batch.id, collisions=tuple(done.collisions),
                                    message="a different file appeared at a target; nothing was kept")
         superseded = await self.store.commit_batch(batch.id, pending_laid=True)
-        count = Counter(statuses.values())
         log.info("batch committed", **for_download(
             batch.download_id, batch_id=batch.id, linked=count[LinkStatus.LINKED],
             copied=count[LinkStatus.COPIED], existing=count[LinkStatus.EXISTS],
