@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
 from jellybit.protocol import READ_ONLY_COMMANDS, Command, Request, Response, Topics, parse_request
@@ -197,13 +198,28 @@ class Requests:
             response = Response.fail("internal_error", "the worker failed to run this command; see its log",
                                      transaction)
         try:
-            body = response.model_dump_json()
+            body = response_json(response)
         except Exception:  # a handler returned something JSON cannot carry
             log.exception("could not encode a response", extra={"command": command.value})
             body = Response.fail("internal_error", "the worker could not encode its answer; see its log",
                                  transaction).model_dump_json()
             return body, False
         return body, is_final(response, error)
+
+
+def response_json(response: Response[Any]) -> str:
+    """A response as JSON: what `model_dump_json()` writes, a successful one's plain data encoded by orjson.
+
+    Handlers return JSON-ready data (`payloads.py`), so serializing it through the envelope's untyped
+    `data` only made pydantic infer every value's type again: a `list` page's 33 KB took 0.12 ms, orjson
+    0.03 ms. The bytes are the same (tests/transports/test_mqtt_requests.py); data orjson refuses (a
+    model, an integer over 64 bits) goes through pydantic as before.
+    """
+    if response.status == "ok" and response.error is None:
+        with contextlib.suppress(TypeError):
+            return orjson.dumps({"transaction": response.transaction, "status": "ok", "data": response.data,
+                                 "error": None}).decode("utf-8")
+    return response.model_dump_json()
 
 
 def _peek_transaction(payload: bytes) -> str | None:
