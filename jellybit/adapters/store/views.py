@@ -146,6 +146,15 @@ def _one(conn: sqlite3.Connection, download_id: str) -> tuple[Download, Recognit
     return _split(conn, row) if row is not None else None
 
 
+def _download(conn: sqlite3.Connection, download_id: str) -> Download | None:
+    """A download with its hashes and nothing else (`get` reads the full recognition on its own)."""
+    row = conn.execute(f"SELECT d.*, {_HASHES} FROM download d WHERE d.id = ?", (download_id,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    return _row_to_download(data, _hashes(data.pop("d_hashes")))
+
+
 def _current(conn: sqlite3.Connection, download_id: str) -> Recognition | None:
     row = conn.execute("SELECT * FROM recognition WHERE download_id = ? AND is_current = 1",
                        (download_id,)).fetchone()
@@ -169,14 +178,14 @@ def _transition_rows(conn: sqlite3.Connection, download_id: str) -> list[Transit
 
 def read_record(conn: sqlite3.Connection, download_id: str) -> DownloadRecord | None:
     """Everything `get` shows, or None for an unknown id."""
-    found = _one(conn, download_id)
-    if found is None:
+    download = _download(conn, download_id)
+    if download is None:
         return None
     overrides = conn.execute("SELECT field, value FROM override WHERE download_id = ? ORDER BY field",
                              (download_id,))
     links = conn.execute(f"{_LINKS_SELECT} WHERE download_id = ? ORDER BY created_at, id", (download_id,))
     return DownloadRecord(
-        download=found[0], transitions=tuple(_transition_rows(conn, download_id)),
+        download=download, transitions=tuple(_transition_rows(conn, download_id)),
         recognition=_current(conn, download_id), hints=tuple(_hint_rows(conn, download_id)),
         overrides={r["field"]: json.loads(r["value"]) for r in overrides},
         links=tuple(_link(r) for r in links))
