@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
+
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
 from jellybit.protocol import READ_ONLY_COMMANDS, Command, Request, Response, Topics, parse_request
