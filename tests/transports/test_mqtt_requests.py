@@ -271,6 +271,6 @@ def test_an_answer_encoded_straight_is_the_bytes_pydantic_writes(data: Any, tran
     """orjson writes a handler's data; pydantic's envelope would write the same bytes (NaN as null, non-ASCII
     as itself, integers past 64 bits through pydantic)."""
     response = Response.ok(data, transaction)
-    assert response_json(response) == response.model_dump_json()
+    assert response_json(response) == response.model_dump_json().encode("utf-8")
     failed = Response.fail("not_found", "unknown download id 'x'", transaction)
-    assert response_json(failed) == failed.model_dump_json()
+    assert response_json(failed) == failed.model_dump_json().encode("utf-8")
