@@ -198,7 +198,7 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
             # Interleaved (get, list, echo, get, ...) so all three see the same machine load.
             samples: dict[str, list[float]] = {"get": [], "list": [], "echo": []}
             before = load()
-            trips = store.reader.trips
+            trips, inline = store.reader.trips, store.reader.inline
             profiler = cProfile.Profile() if profile else None
             async with JellybitClient(mqtt, name="bench") as api, echo_pair(port) as echo_once:
                 for n in range(requests + warmup):
@@ -217,6 +217,7 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
                 print("profile of the measured rounds (client and worker share this process):")
                 print(text.getvalue())
             per_request = (store.reader.trips - trips) / (2 * (requests + warmup))
+            on_loop = (store.reader.inline - inline) / max(1, store.reader.trips - trips)
             after = load()
         finally:
             if bridge_task is not None:
@@ -238,7 +239,8 @@ async def main(downloads: int, requests: int, as_json: bool, profile: bool = Fal
                           (f"bare echo (n={len(echo)})", echo)):
         p50, p99 = percentiles(series)
         print(f"{label:<28}{p50:>9.2f}{p99:>9.2f}{p50 / echo50:>15.1f}x")
-    print(f"database trips per get or list: {per_request:.2f}")
+    print(f"database trips per get or list: {per_request:.2f} "
+          f"({on_loop:.0%} of them on the event loop's thread)")
     print(describe_load(before, after))
     for name, series, goal in (("MQTT get p50", gets, 2.0), ("MQTT list of 50 p50", lists, 3.0)):
         p50, p99 = percentiles(series)

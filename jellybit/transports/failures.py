@@ -6,7 +6,7 @@ from jellybit import clock
 from jellybit.protocol import READ_ONLY_COMMANDS, Command, EventPayload, EventType, Response
 
 
-def failure_event(name: str, download_id: str | None, response: str) -> EventPayload | None:
+def failure_event(name: str, download_id: str | None, response: str | bytes) -> EventPayload | None:
     """The `error` event for a failed command that would have changed something, else None.
 
     Home Assistant automations and scripts do not read their response topic; the event entity and

@@ -155,8 +155,7 @@ class MqttBridge:
             log.exception("a request could not be answered", extra={"topic": shown(topic)})
             return
         await self._send(reply)
-        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"),
-                                reply.body.decode("utf-8", "replace"))
+        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"), reply.body)
         if failure is not None:
             await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
 

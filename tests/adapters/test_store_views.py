@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jellybit import clock
-from jellybit.adapters.store import Store
+from jellybit.adapters.store import Store, views
 from jellybit.core.links import LinkStatus, LinkUpdate, NewLink
 from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
@@ -211,3 +211,31 @@ async def test_the_reader_sees_every_commit_and_writes_nothing(store: Store) -> 
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         await store.reader.run(lambda conn: conn.execute("DELETE FROM download"))
     assert await store.count_downloads() == 1
+
+
+async def test_small_reads_run_on_the_loop_and_big_ones_on_the_readers_thread(store: Store) -> None:
+    """A `get` of a small download and a `list` page without a text search are answered inline; a text
+    search, a long page and a plan of thousands of files go to the reader's thread, with the same answers."""
+    ids = await populate(store)
+    big = ids[1]
+    items = tuple(PlanItem(f"Pack/Season 01/Pack.S01E{e:04d}.1080p.mkv", 10, Role.VIDEO, season=1,
+                           episodes=(e,), target=f"Pack/Season 01/Pack S01E{e:04d}.mkv", library="series",
+                           status="planned")
+                  for e in range(1, 400))
+    plan = Plan(items, folder="Pack")
+    await store.save_recognition(big, RecognitionDraft(MediaType.SERIES, "Pack", 2014, plan))
+    for download_id, inline in ((ids[2], 1), (big, 0)):
+        trips, before = store.reader.trips, store.reader.inline
+        record = await store.download_record(download_id)
+        assert (store.reader.trips - trips, store.reader.inline - before) == (1, inline)
+        assert record is not None
+        assert record.recognition == await store.current_recognition(download_id)
+    queries = (({}, 1), ({"states": [State.REVIEW]}, 1), ({"text": "фарго"}, 0), ({"limit": 500}, 0))
+    for query, inline in queries:
+        before = store.reader.inline
+        page = await store.download_rows(**query)
+        assert store.reader.inline - before == inline
+        assert [list_row(row) for row in page.rows] == [
+            list_row(row) for row in (await store.reader.run(
+                lambda conn, q=query: views.read_rows(conn, q.get("states"), q.get("text"),
+                                                      q.get("limit", 50), 0))).rows]

@@ -11,12 +11,15 @@ from typing import Any
 
 import aiomqtt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.client import JellybitClient
 from jellybit.errors import AdapterError
-from jellybit.protocol import Command, Request, Topics
+from jellybit.protocol import Command, Request, Response, Topics
+from jellybit.transports.mqtt_requests import response_json
 from tests.support.bridge import Bus, mqtt_config, retained, start_bridge, stop_bridge
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
@@ -253,3 +256,21 @@ async def test_hostile_payloads_get_a_structured_error_and_no_task_dies(bus: Bus
     assert response.error.code == "invalid_argument", response.error
     assert not bus.task.done()
     assert (await bus.client.request(Command.LIST, {})).status == "ok"
+
+
+UNICODE = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)))
+JSON_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | UNICODE,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(UNICODE, inner, max_size=4),
+    max_leaves=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_DATA, st.none() | UNICODE)
+def test_an_answer_encoded_straight_is_the_bytes_pydantic_writes(data: Any, transaction: str | None) -> None:
+    """orjson writes a handler's data; pydantic's envelope would write the same bytes (NaN as null, non-ASCII
+    as itself, integers past 64 bits through pydantic)."""
+    response = Response.ok(data, transaction)
+    assert response_json(response) == response.model_dump_json().encode("utf-8")
+    failed = Response.fail("not_found", "unknown download id 'x'", transaction)
+    assert response_json(failed) == failed.model_dump_json().encode("utf-8")

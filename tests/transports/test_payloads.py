@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jellybit.core.models import Download, Infohash
-from jellybit.core.records import Candidate, MediaType, Plan, Recognition
+from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Recognition, Role
 from jellybit.core.states import State
 from jellybit.core.store_records import DownloadRow, RowPage
-from jellybit.protocol import Command, DownloadPayload, Provider, Response, response_model
-from jellybit.transports.payloads import download_row, list_page
+from jellybit.protocol import Command, DownloadPayload, PlanItemPayload, Provider, Response, response_model
+from jellybit.transports.payloads import download_row, list_page, plan_data
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 MAYBE_INT = st.none() | st.integers(min_value=0, max_value=2**53)
@@ -103,3 +103,23 @@ def test_a_list_page_is_one_validation_on_the_client(rows: list[DownloadRow], li
     assert [item.state.value for item in answer.data.items] == [row["state"] for row in rows]
     assert (answer.data.total, answer.data.limit, answer.data.offset) == (len(rows) + 7, limit, offset)
     assert json.loads(answer.model_dump_json(exclude_unset=True)) == json.loads(body)
+
+
+PLAN_ITEMS = st.builds(
+    PlanItem, source=TEXT, size=st.integers(0, 2**53), role=st.sampled_from(Role),
+    season=st.none() | st.integers(0, 3000), episodes=st.lists(st.integers(0, 5000), max_size=3).map(tuple),
+    language=st.none() | TEXT, library=st.none() | st.sampled_from(["movies", "series"]),
+    target=st.none() | TEXT, status=st.none() | st.sampled_from(["planned", "exists", "collision"]),
+    note=st.none() | TEXT)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(PLAN_ITEMS, max_size=4))
+def test_a_plan_as_plain_rows_is_what_its_models_dump(items: list[PlanItem]) -> None:
+    recognition = Recognition(media_type=MediaType.SERIES, title="x", year=2001, plan=Plan(tuple(items)))
+    rows = plan_data(recognition)
+    assert rows == [PlanItemPayload.model_validate(row).model_dump(mode="json") for row in rows]
+    assert [PlanItemPayload.model_validate(row) for row in rows] == [
+        PlanItemPayload(source=i.source, size=i.size, role=i.role.value, season=i.season,
+                        episodes=list(i.episodes), language=i.language, library=i.library, target=i.target,
+                        status=i.status, note=i.note) for i in items]
