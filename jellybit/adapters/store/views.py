@@ -187,7 +187,9 @@ def read_small_record(conn: sqlite3.Connection, download_id: str) -> DownloadRec
     """`read_record`, or `TooBig` when the current plan or the links are more than the loop should parse."""
     plan, links = conn.execute(
         "SELECT (SELECT length(plan) FROM recognition WHERE download_id = ?1 AND is_current = 1),"
-        " (SELECT COUNT(*) FROM file_link WHERE download_id = ?1)", (download_id,)).fetchone()
+        " (SELECT COUNT(*) FROM (SELECT 1 FROM apply_batch b JOIN file_link fl ON fl.batch = b.seq"
+        "  WHERE b.download_id = ?1 LIMIT ?2))",   # counted no further than the limit
+        (download_id, INLINE_LINKS + 1)).fetchone()
     if (plan or 0) > INLINE_PLAN_BYTES or links > INLINE_LINKS:
         raise TooBig(download_id)
     return read_record(conn, download_id)
