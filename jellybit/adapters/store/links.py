@@ -132,14 +132,14 @@ class LinksMixin:
         """Write a batch (`open`) and its journal rows in one transaction, before any file is touched."""
         batch_id = ident.new_id()
         now = clock.now()
-        split = [(*new.src_path.rpartition("/")[::2], *new.dst_path.rpartition("/")[::2]) for new in links]
+        split = [(*split_path(new.src_path), *split_path(new.dst_path)) for new in links]
         async with self.write() as conn:  # type: ignore[attr-defined]
             cursor = await conn.execute(
                 "INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, ?, ?)",
                 (batch_id, download_id, BatchStatus.OPEN.value, now),
             )
             seq = cursor.lastrowid
-            folders = await folder_ids(conn, {name for parts in split for name in (parts[0], parts[2])})
+            folders = await folder_ids(conn, (parts[at] for parts in split for at in (0, 2)))
             async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM file_link") as cur:
                 first = (await cur.fetchone())[0] + 1      # under the write lock: ours to number
             # NewLink's fields: src, dst, kind, size, src_dev, src_ino, src_mtime_ns, status, dst_ino,
