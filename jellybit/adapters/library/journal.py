@@ -21,6 +21,7 @@ from jellybit.errors import JellybitError
 log = logging.getLogger(__name__)
 
 NoteCopy = Callable[[int, int], None]      # (link id, inode of the copy about to be published)
+_ODD_NAMES = ("", ".", "..")              # names the gate refuses: every such row goes through it
 
 
 @dataclass
@@ -69,11 +70,15 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     touched: dict[str, None] = {}        # folders with new entries, in order
     debug = log.isEnabledFor(logging.DEBUG)
     linked, root_of, link, lstat, is_reg = result.linked, gate.root_of, os.link, os.lstat, stat.S_ISREG
+    proven: str | None = None            # the folder the gate proved last (rows come folder by folder)
     for row in rows:
-        src, dst = row.src_path, row.dst_path
+        src, dst, dev, ino = row.src_path, row.dst_path, row.src_dev, row.src_ino
+        folder, _, name = dst.rpartition("/")
         try:
-            root_of(dst)
-            if row.src_ino is not None and row.src_dev is not None:
+            if folder != proven or name in _ODD_NAMES or "\x00" in name:
+                root_of(dst)
+                proven = folder
+            if ino is not None and dev is not None:
                 # The common case inline (one link, one lstat); anything unusual goes to link_file.
                 try:
                     link(src, dst, follow_symlinks=False)
@@ -84,23 +89,22 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
                         raise fs.link_error(dst, exc) from exc
                 else:
                     st = lstat(dst)
-                    if is_reg(st.st_mode) and st.st_ino == row.src_ino and st.st_dev == row.src_dev:
-                        touched[dst.rpartition("/")[0]] = None     # the gate proved dst normalized
+                    if st.st_ino == ino and st.st_dev == dev and is_reg(st.st_mode):
+                        touched[folder] = None     # the gate proved dst normalized
                         linked.append(row.id)
                         if debug:
                             log.debug("laid", extra={"download_id": row.download_id, "dst": dst})
                         continue
                     fs.refuse_wrong_link(src, dst, st)
             on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
-            outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy,
-                                   expect=(row.src_dev, row.src_ino))
+            outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy, expect=(dev, ino))
         except JellybitError as exc:
             result.error = exc
             break
         status = outcome.status
         if status is LinkStatus.LINKED:
-            touched[dst.rpartition("/")[0]] = None     # the gate proved dst absolute and normalized
-            if outcome.dst_ino == row.src_ino and outcome.warning is None:
+            touched[folder] = None     # the gate proved dst absolute and normalized
+            if outcome.dst_ino == ino and outcome.warning is None:
                 linked.append(row.id)
                 if debug:
                     log.debug("laid", extra={"download_id": row.download_id, "dst": dst, "status": status})
