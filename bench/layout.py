@@ -13,6 +13,10 @@ rounds, Jellybit first in even ones), and medians are compared:
   cold       LayoutEngine.apply of a recognition nobody previewed (it inspects first)
   undo       LayoutEngine.undo of the batch (against `rm -r` of the cp copy)
 
+With --phases it also says where the apply after preview spends its time (each phase summed over
+the apply, medians), beside two floors measured in the same rounds on the same pack: a bare
+Python loop of `link` + `lstat` per file, and the `fsync` of each folder after it.
+
 The pack (episodes plus one subtitle each, 100 episodes per season folder) is written once per
 size; each round lays it into fresh libraries with a fresh SQLite file.
 """
@@ -21,10 +25,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Row, Samples, describe_load, emit, load, ms, timed
 
+from jellybit.adapters.library import files as library_files
+from jellybit.adapters.library import journal, layouter
 from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig
@@ -66,6 +75,80 @@ class Round:
         self.cp, self.rm = Samples("cp -al"), Samples("rm -r")
         self.preview, self.apply = Samples("preview"), Samples("apply after preview")
         self.cold, self.undo = Samples("apply, not previewed"), Samples("undo")
+        self.phases: dict[str, Samples] = {}     # --phases: name -> per-apply sums
+        self.floors = {"link": Samples("bare link + lstat loop"),
+                       "fsync": Samples("bare fsync of the folders")}
+
+
+# The apply's phases, as (owner, attribute, label): wrapped only while a --phases apply runs.
+PHASES = (
+    (layouter, "_new_links", "journal rows built (Python)"),
+    (Store, "open_batch", "journal written (SQLite, before any link)"),
+    (journal, "lay_rows", "links laid (link + lstat + folder fsync)"),
+    (library_files, "fsync_dir", "  of which folder fsync"),
+    (Store, "commit_batch", "commit (mark linked, supersede)"),
+)
+
+
+class Phases:
+    """Sum the time each phase takes during one apply (a benchmark's instrument, not the product's)."""
+
+    def __init__(self, result: Round) -> None:
+        self.result, self.spent = result, {label: 0.0 for _, _, label in PHASES}
+        self.saved: list[tuple[object, str, object]] = []
+
+    def _wrap(self, function: object, label: str) -> object:
+        spent = self.spent
+        if asyncio.iscoroutinefunction(function):
+            async def timed_async(*args: object, **kwargs: object) -> object:
+                started = time.perf_counter()
+                try:
+                    return await function(*args, **kwargs)
+                finally:
+                    spent[label] += time.perf_counter() - started
+            return timed_async
+
+        def timed_sync(*args: object, **kwargs: object) -> object:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - started
+        return timed_sync
+
+    def __enter__(self) -> Phases:
+        for owner, name, label in PHASES:
+            original = getattr(owner, name)
+            self.saved.append((owner, name, original))
+            setattr(owner, name, self._wrap(original, label))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, original in reversed(self.saved):
+            setattr(owner, name, original)
+        for label, seconds in self.spent.items():
+            self.result.phases.setdefault(label, Samples(label)).add(seconds)
+
+
+def floors(downloads: Path, scratch: Path, plan: Plan, result: Round) -> None:
+    """The bare loop a layout cannot beat: link and lstat each file, then fsync each folder."""
+    pairs = [(str(downloads / item.source), str(scratch / item.source)) for item in plan.items]
+    folders = sorted({os.path.dirname(dst) for _, dst in pairs})
+    for folder in folders:
+        os.makedirs(folder, exist_ok=True)
+    link, lstat = os.link, os.lstat
+    with timed(result.floors["link"]):
+        for src, dst in pairs:
+            link(src, dst, follow_symlinks=False)
+            lstat(dst)
+    with timed(result.floors["fsync"]):
+        for folder in folders:
+            descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+    shutil.rmtree(scratch)
 
 
 def cp_al(downloads: Path, scratch: Path, result: Round) -> None:
@@ -76,7 +159,8 @@ def cp_al(downloads: Path, scratch: Path, result: Round) -> None:
         subprocess.run(["rm", "-r", str(scratch)], check=True)
 
 
-async def engine_round(base: Path, downloads: Path, plan: Plan, result: Round, *, previewed: bool) -> None:
+async def engine_round(base: Path, downloads: Path, plan: Plan, result: Round, *, previewed: bool,
+                       phases: bool = False) -> None:
     """One layout into fresh libraries: preview, store, apply (timed), then undo (timed)."""
     paths = PathsConfig(downloads=downloads, movies=base / "movies", series=base / "series")
     for root in (paths.movies, paths.series):
@@ -96,7 +180,7 @@ async def engine_round(base: Path, downloads: Path, plan: Plan, result: Round, *
                 preview = await engine.preview(download, draft)
             recognition = await store.save_recognition(download.id, replace(draft, plan=preview.plan,
                                                                             reasons=preview.reasons))
-            with timed(result.apply):
+            with Phases(result) if phases else nullcontext(), timed(result.apply):
                 outcome = await engine.apply(download, recognition)
             if engine.previews.reused != 1:
                 raise SystemExit("apply did not reuse its preview")
@@ -116,15 +200,18 @@ async def engine_round(base: Path, downloads: Path, plan: Plan, result: Round, *
         shutil.rmtree(base, ignore_errors=True)
 
 
-def measure(scratch: Path, files: int, rounds: int) -> Round:
+def measure(scratch: Path, files: int, rounds: int, *, phases: bool = False) -> Round:
     """Interleaved rounds for one pack size."""
     downloads = scratch / "downloads"
     plan = make_pack(downloads, files)
     result = Round()
     for number in range(rounds):
         steps = [lambda: cp_al(downloads, scratch / "cp", result),
-                 lambda: asyncio.run(engine_round(scratch / "lib", downloads, plan, result, previewed=True)),
+                 lambda: asyncio.run(engine_round(scratch / "lib", downloads, plan, result, previewed=True,
+                                                  phases=phases)),
                  lambda: asyncio.run(engine_round(scratch / "lib", downloads, plan, result, previewed=False))]
+        if phases:
+            steps.append(lambda: floors(downloads, scratch / "floor", plan, result))
         for step in steps if number % 2 == 0 else reversed(steps):
             step()
     shutil.rmtree(downloads)
@@ -140,6 +227,11 @@ def report(files: int, result: Round, as_json: bool) -> None:
         ratio = f"{samples.median() / base:6.2f}x" if base else ""
         value = ms(samples.median())
         print(f"  {samples.name:24} {value:9.1f} ms {value * 1000 / files:7.1f} us/file {ratio}")
+    if result.phases:
+        print("  where the apply after preview goes (per apply, medians), and the floors beside it:")
+        for samples in [*result.phases.values(), *result.floors.values()]:
+            value = ms(samples.median())
+            print(f"    {samples.name:44} {value:7.1f} ms {samples.median() / cp:6.2f}x")
     apply = result.apply.median()
     emit(Row(f"layout apply, {files:,} files", ms(apply), "ms", ms(cp), "cp -al", f"<= {GOAL:g}x",
              apply / cp <= GOAL, f"preview {ms(result.preview.median()):.0f} ms; not previewed "
@@ -154,12 +246,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per size")
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (default: system temp)")
     parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time the apply's phases and the bare link/fsync floors")
     args = parser.parse_args(argv)
     before = load()
     per_file = {}
     for files in args.files:
         with tempfile.TemporaryDirectory(dir=args.dir, prefix="jellybit-bench-") as scratch:
-            result = measure(Path(scratch), files, max(1, args.rounds))
+            result = measure(Path(scratch), files, max(1, args.rounds), phases=args.phases)
         report(files, result, args.json)
         per_file[files] = result.apply.median() / files
     if len(per_file) > 1:
