@@ -96,7 +96,7 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
                             log.debug("laid", extra={"download_id": row.download_id, "dst": dst})
                         continue
                     fs.refuse_wrong_link(src, dst, st)
-            on_copy = (lambda ino, link_id=row.id: note_copy(link_id, ino)) if note_copy else None
+            on_copy = (lambda copy_ino, link_id=row.id: note_copy(link_id, copy_ino)) if note_copy else None
             outcome = fs.link_file(src, dst, tag=str(row.id), on_copy=on_copy, expect=(dev, ino))
         except JellybitError as exc:
             result.error = exc
