@@ -55,6 +55,10 @@ async def running(tmp_path: Path, mosquitto: Broker) -> AsyncIterator[App]:
     app = build_app(app_config(tmp_path, mosquitto, poll_interval=0.0005, retry_max_backoff=0.001))
     await app.start()
     try:
+        # Requests sent before the worker subscribed would be lost (the fast failing polls make
+        # that window longer): wait until it serves, as a client watching `availability` would.
+        assert app.bridge is not None
+        await asyncio.wait_for(app.bridge.connected.wait(), 30)
         yield app
     finally:
         await app.stop()
