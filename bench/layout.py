@@ -14,7 +14,7 @@ rounds, Jellybit first in even ones), and medians are compared:
   undo       LayoutEngine.undo of the batch (against `rm -r` of the cp copy)
 
 With --phases it also says where the apply after preview spends its time (each phase summed over
-the apply, medians), beside two floors measured in the same rounds on the same pack: a bare
+the apply, medians), beside three floors measured in the same rounds on the same pack: a bare
 Python loop of `link` + `lstat` per file, the `fsync` of each folder after it, and SQLite inserting
 the batch's journal rows (prebuilt, as the store writes them) on a plain connection.
 
@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (default: system temp)")
     parser.add_argument("--json", action="store_true", help="also print BENCH lines for bench/all.py")
     parser.add_argument("--phases", action="store_true",
-                        help="also time the apply's phases and the bare link/fsync floors")
+                        help="also time the apply's phases and the floors beside them (link + lstat, "
+                             "folder fsync, journal rows)")
     args = parser.parse_args(argv)
     before = load()
     per_file = {}
