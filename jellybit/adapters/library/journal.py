@@ -21,7 +21,6 @@ from jellybit.errors import JellybitError
 log = logging.getLogger(__name__)
 
 NoteCopy = Callable[[int, int], None]      # (link id, inode of the copy about to be published)
-_ODD_NAMES = ("", ".", "..")              # names the gate refuses: every such row goes through it
 
 
 @dataclass
@@ -69,15 +68,12 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     gate = FolderGate(roots, create=True)
     touched: dict[str, None] = {}        # folders with new entries, in order
     debug = log.isEnabledFor(logging.DEBUG)
-    linked, root_of, link, lstat, is_reg = result.linked, gate.root_of, os.link, os.lstat, stat.S_ISREG
-    proven: str | None = None            # the folder the gate proved last (rows come folder by folder)
+    linked, root_in, link, lstat, is_reg = result.linked, gate.root_in, os.link, os.lstat, stat.S_ISREG
     for row in rows:
         src, dst, dev, ino = row.src_path, row.dst_path, row.src_dev, row.src_ino
         folder, _, name = dst.rpartition("/")
         try:
-            if folder != proven or name in _ODD_NAMES or "\x00" in name:
-                root_of(dst)
-                proven = folder
+            root_in(dst, folder, name)
             if ino is not None and dev is not None:
                 # The common case inline (one link, one lstat); anything unusual goes to link_file.
                 try:

@@ -117,6 +117,10 @@ class FolderGate:
         """The root holding `dst`, once dst's folder is proven (and made, with create); else UnsafePath."""
         path = os.fspath(dst)
         folder, _, name = path.rpartition("/")
+        return self.root_in(path, folder, name)
+
+    def root_in(self, path: str, folder: str, name: str) -> Path:
+        """`root_of(path)` for a caller that has split it already (`folder/name`, as `rpartition`)."""
         root = self._proven.get(folder)
         if root is None or name in ("", ".", "..") or "\x00" in name:
             root = self._prove(path, folder, name)
