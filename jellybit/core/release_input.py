@@ -32,6 +32,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u20
 # A `/` with a space on both sides separates titles (`Фарго / Fargo`); any other `/` separates folders.
 PATH_SLASH = re.compile(r"(?<! )/|/(?! )")
 _ALIAS_SLASH = re.compile(r" / ")
+# A `/` inside one pair of brackets is no folder: `[中文标题/English Title]` separates titles,
+# `(2023/S02E03/WEB-DL/1080p)` packs tags.
+_BRACKETED_SLASH = re.compile(r"[\[【［]([^\[\]【】［］/]*(?:/[^\[\]【】［］/]*)+)[\]】］]")
+_PACKED_SLASH = re.compile(r"\(([^()\s/]+(?:/[^()\s/]+)+)\)")
 # A unit of 1–30 characters repeated four times or more in a row; collapsed when it holds a
 # separator (`S01 S01 S01 S01`, `/E1/E1/E1/E1`, `.-.-.-.-`), so words (`Zzzz`) and three repeats
 # (`Tora! Tora! Tora!`) stay.
@@ -69,6 +73,8 @@ def parse_text(name: str) -> str:
         # a path's end holds its file name, any other name's start its title
         text = text[-_MAX_RAW_CHARS:] if PATH_SLASH.search(text) else text[:_MAX_RAW_CHARS]
     text = " ".join(_CONTROL.sub(" ", text).replace("\\", "/").split())
+    text = _BRACKETED_SLASH.sub(lambda m: m.group(0).replace("/", " / ").replace("  ", " "), text)
+    text = _PACKED_SLASH.sub(lambda m: f"({m.group(1).replace('/', ' ')})", text)
     components = [c for c in (_component(part) for part in PATH_SLASH.split(_collapse(text))) if c]
     if not components:
         return ""

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, pairs, paths, stray, titles, words
+from jellybit.core.release_fixes import fansub, numbers, pairs, paths, stray, titles, words, world
 from jellybit.core.release_fixes.common import Guess, Reading, base_name, reading_of
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name", "reading_of"]
@@ -83,6 +83,16 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     numbers.fix_absolute_beside,
     numbers.fix_seasonless_episode,
     fansub.fix_title_number,
+    world.fix_cjk_fansub,
+    world.fix_cjk_numbers,
+    world.fix_date_led,
+    world.fix_episode_words,
+    world.fix_day_month,
+    world.fix_dated_numbers,
+    world.fix_tracker_tail,
+    world.fix_number_runs,
+    world.fix_cap_absolute,
+    world.fix_title_marks,
     titles.fix_title_words,
     paths.fix_file_episodes,
 )

@@ -1,0 +1,314 @@
+"""Corrections for naming cultures guessit was not written for: Chinese fansub and web names
+(`【组】★10月新番[中文/English][07]`, `第12话`, `[01-24完]`, `[全24集]`), names led by a broadcast date
+(`230415 Show ep12`), Turkish and Dutch episode words (`45. Bölüm`, `Se.2 afl.5`), a date's day
+before its month (`2019.24.05`), a title that begins with a year, and a tracker's `+ Original`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from jellybit.core.release_fixes.common import BRACKET, LEAD_GROUP, TAG, Guess, Reading, base_name, note
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_CHINESE_NUMBERS = {c: i for i, c in enumerate("零一二三四五六七八九十", start=0)}
+# `★10月新番★`, `【4月新番】`, `[2022年7月番]`: when the fansub aired, not a title
+_ANNOUNCE = re.compile(r"[★☆]?\s*(?:\d{4}年)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:新番|番)\s*[★☆]?|"
+                       r"[★☆][^★☆\[\]【】]{0,12}[★☆]|[★☆]")
+_CN_EPISODE = re.compile(r"第\s*(\d{1,4})\s*[话話集回]")
+_CN_RANGE = re.compile(r"[\[【［\s](\d{1,4})\s*[-~～]\s*(\d{1,4})\s*(?:完|END|Fin)?[\]】］\s]", re.I)
+_CN_ALL = re.compile(r"全\s*(\d{1,4})\s*[话話集回]")
+_CN_SEASON = re.compile(r"第\s*(\d{1,2}|[一二三四五六七八九十]{1,3})\s*[季期]|"
+                        r"(?<![A-Za-z])S(\d{1,2})(?![\dA-Za-z])")
+_NUMBER_LIKE = re.compile(r"^\s*(?:第?\s*\d{1,4}\s*(?:[话話集回]|完|END|v\d)?|全\s*\d+\s*[话話集回]|"
+                          r"\d{1,4}\s*[-~～]\s*\d{1,4}\s*完?)\s*$", re.I)
+
+
+def _chinese_number(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    if text == "十":
+        return 10
+    if len(text) == 1:
+        return _CHINESE_NUMBERS.get(text)
+    if text.startswith("十"):
+        return 10 + _CHINESE_NUMBERS.get(text[1], 0)
+    if text.endswith("十"):
+        return 10 * _CHINESE_NUMBERS.get(text[0], 0)
+    return None
+
+
+def _split_titles(text: str) -> list[str]:
+    """`中文标题 / English Title`, `中文标题_English`, `天国大魔境 Tengoku Daimakyou`: each title once."""
+    parts = [p for p in re.split(r"\s*/\s*|(?<=[" + _CJK + r"])_(?=[A-Za-z])", text) if p.strip()]
+    out: list[str] = []
+    for part in parts:
+        mixed = re.match(rf"^([{_CJK}][^A-Za-z]*?)\s+([A-Za-z][^{_CJK}]*)$", part.strip())
+        out.extend([mixed.group(1), mixed.group(2)] if mixed else [part])
+    return [" ".join(p.split()).strip(" -_·") for p in out if p.strip(" -_·")]
+
+
+def _strip_season(title: str) -> str:
+    return " ".join(_CN_SEASON.sub(" ", title).split()).strip(" -")
+
+
+def fix_cjk_fansub(r: Reading, guess: Guess) -> None:
+    """`【某字幕组】★10月新番[中文标题/English Title][07][1080P]`: the titles are in the first bracket that
+    is neither the group, nor when the fansub aired, nor a tag or a number."""
+    base = base_name(r["text"])
+    lead = LEAD_GROUP.match(base)
+    if not lead or not _HAS_CJK.search(base):
+        return
+    rest = _ANNOUNCE.sub(" ", base[lead.end():])
+    candidate = None
+    for match in BRACKET.finditer(rest):
+        content = match.group(1).strip()
+        if content and not TAG.match(content) and not _NUMBER_LIKE.match(content) and "月番" not in content:
+            candidate = content
+            break
+    if candidate is None or rest[: rest.find(candidate)].strip(" [【］]】［").strip():
+        prefix = re.split(r"[\[【［]|\s-\s|\s\d{1,4}(?:v\d)?\s|第\s*\d|\s#\d", rest)[0].strip()
+        candidate = prefix or candidate
+    if not candidate or TAG.match(candidate):
+        return
+    titles = [t for t in (_strip_season(t) for t in _split_titles(candidate)) if t and not TAG.match(t)]
+    if not titles:
+        return
+    if r["title"] == titles[0] and set(titles[1:]) <= set(r["alternative_titles"]):
+        return
+    season = _CN_SEASON.search(candidate)
+    if season and not r["seasons"]:
+        number = _chinese_number(season.group(1) or season.group(2) or "")
+        if number:
+            r["seasons"] = [number]
+            if r["absolute_episodes"] and not r["episodes"]:
+                r.update(episodes=r["absolute_episodes"], absolute_episodes=[])
+    r.update(title=titles[0], alternative_titles=titles[1:])
+    note(r, "cjk_fansub")
+
+
+def fix_cjk_numbers(r: Reading, guess: Guess) -> None:
+    """`[第12话]`, `[01-24完]`, `[全24集]`: a Chinese episode, range or whole-series count."""
+    base = base_name(r["text"])
+    if not _HAS_CJK.search(base) and not re.search(r"[\[【]\d{1,4}\s*[-~]\s*\d{1,4}\s*完", base):
+        return
+    episode, span, whole = _CN_EPISODE.search(base), _CN_RANGE.search(base), _CN_ALL.search(base)
+    kept = [a for a in r["alternative_titles"] if not _NUMBER_LIKE.match(a)]
+    if kept != r["alternative_titles"]:
+        r["alternative_titles"] = kept
+        note(r, "cjk_numbers")
+    numbers: list[int] = []
+    if whole:
+        numbers = list(range(1, int(whole.group(1)) + 1))
+        r["batch"] = True
+    elif span and int(span.group(1)) < int(span.group(2)) <= 2000:
+        numbers = list(range(int(span.group(1)), int(span.group(2)) + 1))
+        r["batch"] = True
+    elif episode and not (r["episodes"] or r["absolute_episodes"]):
+        numbers = [int(episode.group(1))]
+    if not numbers:
+        return
+    if r["seasons"]:
+        r.update(episodes=numbers, absolute_episodes=[])
+    else:
+        r.update(absolute_episodes=numbers, episodes=[])
+    r.update(type="episode", air_date=None if whole or span else r["air_date"])
+    r["alternative_titles"] = [a for a in r["alternative_titles"] if not _NUMBER_LIKE.match(a)]
+    note(r, "cjk_numbers")
+
+
+# `230415 Show Name ep12.mp4`: a broadcast date (YYMMDD) before the title
+_DATE_LED = re.compile(r"^\s*(\d{2})(\d{2})(\d{2})[ ._-]+(?=\D)")
+
+
+def fix_date_led(r: Reading, guess: Guess) -> None:
+    """`230415 Show Name ep12.mp4`: a name led by its broadcast date as YYMMDD."""
+    base = base_name(r["text"])
+    match = _DATE_LED.match(base)
+    if not match:
+        return
+    try:
+        aired = date(2000 + int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return
+    rest = base[match.end():]
+    title = r["title"] or ""
+    stamp = match.group(0).strip(" ._-")
+    if title.startswith(stamp):
+        title = title[len(stamp):].strip(" ._-")
+    r.update(air_date=aired.isoformat(), title=title or r["title"], type="episode")
+    if not re.search(r"(?i)(?<![a-z])(?:s\d|season)", rest):
+        r.update(seasons=[1] if r["episodes"] else [], season_assumed=bool(r["episodes"]))
+    note(r, "date_led")
+
+
+# `Show 45. Bölüm`, `Show.45.BLM`, `Show Se.2 afl.5`, `Show afl.6-7`
+_WORD_EPISODE = re.compile(r"(?i)(?<!\d)(\d{1,4})\s*\.?\s*(?:bölüm|bolum|blm)(?![a-z])|"
+                           r"(?<![a-z])afl(?:evering)?[ .]*(\d{1,4})(?:\s*-\s*(\d{1,4}))?(?!\d)")
+_WORD_SEASON = re.compile(r"(?i)(?<![a-z])(?:se|seizoen|sezon)[ .]*(\d{1,2})(?!\d)")
+
+
+def fix_episode_words(r: Reading, guess: Guess) -> None:
+    """`45. Bölüm`/`45.BLM` (Turkish), `Se.2 afl.5`/`afl.6-7` (Dutch): the episode by its word."""
+    base = base_name(r["text"])
+    match = _WORD_EPISODE.search(base)
+    if not match:
+        return
+    low = int(match.group(1) or match.group(2))
+    high = int(match.group(3) or low)
+    if high < low or high > low + 100:
+        return
+    season = _WORD_SEASON.search(base)
+    if season:
+        r.update(seasons=[int(season.group(1))], season_assumed=False)
+    elif not r["seasons"] or r["seasons"] == [low]:
+        r.update(seasons=[1], season_assumed=True)
+    r.update(episodes=list(range(low, high + 1)), absolute_episodes=[], type="episode", part=None)
+    if r["title"]:
+        cut = re.split(r"(?i)\s+(?:\d{1,4}\s*$|se\s*\d|afl)", r["title"])[0].strip(" -.")
+        r["title"] = cut or r["title"]
+    note(r, "episode_words")
+
+
+# `Title.2019.24.05`: the day before the month when the middle cannot be a month
+_YEAR_DAY_MONTH = re.compile(r"(?<!\d)((?:19|20)\d{2})[ ._-](\d{2})[ ._-](\d{2})(?!\d)")
+# `Title.190311.720p`: six digits alone, read as YYMMDD
+_SIX = re.compile(r"(?<=[ ._])(\d{2})(\d{2})(\d{2})(?=[ ._]|$)")
+
+
+def fix_day_month(r: Reading, guess: Guess) -> None:
+    """`Title.2019.24.05` is 24 May 2019; `Title.190311` is 11 March 2019 (YYMMDD, as broadcasters write)."""
+    base = base_name(r["text"])
+    aired = None
+    match = _YEAR_DAY_MONTH.search(base)
+    if match and int(match.group(2)) > 12:
+        try:
+            aired = date(int(match.group(1)), int(match.group(3)), int(match.group(2)))
+        except ValueError:
+            return
+    elif not match and (six := _SIX.search(base)) and not re.search(r"(?i)(?<![a-z])(?:s\d|e\d|ep)", base):
+        try:
+            aired = date(2000 + int(six.group(1)), int(six.group(2)), int(six.group(3)))
+        except ValueError:
+            return
+        if r["air_date"] is None:
+            return      # guessit did not see a date there at all: a bare number, not ours to read
+    if aired is None or r["air_date"] == aired.isoformat():
+        return
+    r.update(air_date=aired.isoformat(), type="episode", absolute_episodes=[], episodes=[])
+    if r["year"] == aired.year:
+        r["year"] = None
+    note(r, "day_month")
+
+
+def fix_dated_numbers(r: Reading, guess: Guess) -> None:
+    """`1923.Evening.Show.2019.03.11`: a year leading a dated name is the title's; in `Show.2019.03.11/…`
+    the date's month is no episode, nor its year the show's."""
+    if not r["air_date"]:
+        return
+    base = base_name(r["text"])
+    changed = False
+    year = r["year"]
+    lead = re.match(r"^\s*((?:19|20)\d{2})[ ._]", base)
+    if year is not None and lead and int(lead.group(1)) == year and str(year) != r["air_date"][:4]:
+        r.update(title=f"{year} {r['title'] or ''}".strip(), year=None, type="episode")
+        changed = True
+    month, day = int(r["air_date"][5:7]), int(r["air_date"][8:10])
+    marked = re.search(r"(?i)(?<![a-z])(?:s\d{1,4}e\d|e\d|ep|episode|\d{1,2}x\d)", r["text"])
+    if r["episodes"] and set(r["episodes"]) <= {month, day} and not marked:
+        r.update(episodes=[], seasons=[] if r.get("season_assumed") or not marked else r["seasons"])
+        changed = True
+    in_date = re.search(rf"{year}[ ._-]\d{{2}}[ ._-]\d{{2}}", base)
+    if year is not None and str(year) == r["air_date"][:4] and in_date:
+        r["year"] = None     # the date's year, not the show's
+        changed = True
+    if changed:
+        note(r, "dated_numbers")
+
+
+# `Название / Original Title / S2E1-10 of 10 [2023, WEB-DL 1080p] + Original`: what a tracker adds after
+_TRACKER_TAIL = re.compile(r"\s\+\s*([^\[\]()/+]{1,40})$")
+
+
+def fix_tracker_tail(r: Reading, guess: Guess) -> None:
+    """`… [2023, WEB-DL 1080p] + Original` (or `+ Sub`): a tracker's note on the extra tracks, no title."""
+    match = _TRACKER_TAIL.search(base_name(r["text"]))
+    if not match or not r["title"] or r["title"].strip() != match.group(1).strip():
+        return
+    titles = [t for t in r["alternative_titles"] if t != r["title"]]
+    if not titles:
+        return
+    r.update(title=titles[0], alternative_titles=titles[1:])
+    note(r, "tracker_tail")
+
+
+# `Show 1x01-x03`, `Show 01-02-03`, `Title 1-24 (Dual Audio)`, `S01E1E3`
+_DOUBLE_E = re.compile(r"(?i)(?<![a-z])s(\d{1,2})e(\d{1,3})e(\d{1,3})(?![\de-])")
+_X_RANGE = re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{1,3})-x(\d{1,3})(?!\d)")
+_DASHED_TRIPLE = re.compile(r"^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{2})-(\d{2})-(\d{2})(?:[ ._]|$)")
+_BATCH_SPAN = re.compile(r"(?i)^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{1,3})-(\d{1,3})[ ._]*"
+                         r"\((?:dual audio|batch|complete)")
+
+
+def fix_number_runs(r: Reading, guess: Guess) -> None:
+    """`1x01-x03` and `Show 01-02-03` are episodes 1 to 3; `Title 1-24 (Dual Audio)` is a batch of 24."""
+    base = base_name(r["text"])
+    if (double := _DOUBLE_E.search(base)) and r["episodes"] == [int(double.group(2)), int(double.group(3))]:
+        low, high = int(double.group(2)), int(double.group(3))
+        if low + 1 < high <= low + 30:
+            r["episodes"] = list(range(low, high + 1))
+            note(r, "number_runs")
+        return
+    if x_range := _X_RANGE.search(base):
+        low, high = int(x_range.group(2)), int(x_range.group(3))
+        if low < high <= low + 50:
+            r.update(seasons=[int(x_range.group(1))], episodes=list(range(low, high + 1)), type="episode")
+            note(r, "number_runs")
+        return
+    if (triple := _DASHED_TRIPLE.match(base)) and not r["seasons"]:
+        numbers = [int(triple.group(i)) for i in (2, 3, 4)]
+        if numbers == list(range(numbers[0], numbers[0] + 3)) and numbers[0] > 0:
+            r.update(title=triple.group("title").replace(".", " ").strip(), absolute_episodes=[],
+                     air_date=None, episodes=numbers, seasons=[1], season_assumed=True, type="episode")
+            note(r, "number_runs")
+        return
+    if batch := _BATCH_SPAN.match(base):
+        low, high = int(batch.group(2)), int(batch.group(3))
+        if 0 < low < high <= 2000:
+            r.update(title=batch.group("title").replace(".", " ").strip(), episodes=[],
+                     absolute_episodes=list(range(low, high + 1)), type="episode", batch=True)
+            note(r, "number_runs")
+
+
+# `(T)Raumschiff.Surprise.2004`, `Ghost in the Shell 2.0 (2008)`: title characters guessit drops
+_LETTER_PREFIX = re.compile(r"^\s*\(([A-Za-z])\)(?=[A-Za-z])")
+_VERSION_AFTER = re.compile(r"^(?P<title>.+?)[ .](?P<version>\d\.\d)[ .]*\((?:19|20)\d{2}\)")
+
+
+_CAP_NUMBER = re.compile(r"(?i)\bcap[ .]*(\d)(\d{2})\b|\bcap[ .]*(\d{2})(\d{2})\b")
+
+
+def fix_cap_absolute(r: Reading, guess: Guess) -> None:
+    """`Cap.1207` is season 12 episode 7: its digits are no absolute number beside."""
+    match = _CAP_NUMBER.search(base_name(r["text"]))
+    if match and r["absolute_episodes"] and r["seasons"] and r["episodes"]:
+        number = int(match.group(0).lower().split("cap")[1].strip(" ."))
+        if r["absolute_episodes"] == [number]:
+            r["absolute_episodes"] = []
+            note(r, "cap_absolute")
+
+
+def fix_title_marks(r: Reading, guess: Guess) -> None:
+    """`(T)Raumschiff.Surprise.2004` keeps its `(T)`; `Ghost in the Shell 2.0 (2008)` its `2.0`."""
+    base = base_name(r["text"])
+    title = r["title"]
+    if not title:
+        return
+    if (prefix := _LETTER_PREFIX.match(base)) and not title.startswith("("):
+        r["title"] = f"({prefix.group(1)}){title}"
+        note(r, "title_marks")
+    elif (version := _VERSION_AFTER.match(base)) and version["title"].replace(".", " ").strip() == title:
+        r["title"] = f"{title} {version.group('version')}"
+        note(r, "title_marks")
