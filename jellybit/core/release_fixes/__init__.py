@@ -85,6 +85,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     fansub.fix_title_number,
     world.fix_cjk_fansub,
     world.fix_cjk_numbers,
+    world.fix_bracket_number,
     world.fix_date_led,
     world.fix_episode_words,
     world.fix_day_month,

@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from jellybit.core.release_fixes.common import BRACKET, LEAD_GROUP, TAG, Guess, Reading, base_name, note
+from jellybit.core.release_fixes.common import (
+    BRACKET,
+    LEAD_GROUP,
+    TAG,
+    Guess,
+    Reading,
+    base_name,
+    is_latin,
+    note,
+)
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _HAS_CJK = re.compile(f"[{_CJK}]")
@@ -17,8 +26,8 @@ _CHINESE_NUMBERS = {c: i for i, c in enumerate("零一二三四五六七八九�
 # `★10月新番★`, `【4月新番】`, `[2022年7月番]`: when the fansub aired, not a title
 _ANNOUNCE = re.compile(r"[★☆]?\s*(?:\d{4}年)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:新番|番)\s*[★☆]?|"
                        r"[★☆][^★☆\[\]【】]{0,12}[★☆]|[★☆]")
-_CN_EPISODE = re.compile(r"第\s*(\d{1,4})\s*[话話集回]")
-_CN_RANGE = re.compile(r"[\[【［\s](\d{1,4})\s*[-~～]\s*(\d{1,4})\s*(?:完|END|Fin)?[\]】］\s]", re.I)
+_CN_EPISODE = re.compile(r"第\s*(\d{1,4})\s*[话話集回]|[\[【［](\d{1,4})\s*[话話集回][\]】］]")
+_CN_RANGE = re.compile(r"[\[【［](\d{1,4})\s*[-~～]\s*(\d{1,4})\s*(?:完|END|Fin)?[\]】］]", re.I)
 _CN_ALL = re.compile(r"全\s*(\d{1,4})\s*[话話集回]")
 _CN_SEASON = re.compile(r"第\s*(\d{1,2}|[一二三四五六七八九十]{1,3})\s*[季期]|"
                         r"(?<![A-Za-z])S(\d{1,2})(?![\dA-Za-z])")
@@ -54,31 +63,56 @@ def _strip_season(title: str) -> str:
     return " ".join(_CN_SEASON.sub(" ", title).split()).strip(" -")
 
 
+# What a title guessit or the other corrections found may not be: a bracket, an airing note, a category,
+# a resolution
+_NOT_A_TITLE = re.compile(r"[\[\]【】［］★☆]|月新?番|^\d{3,4}[xX×]\d{3,4}$|"
+                          r"^(?:国漫|国产|日剧|美剧|韩剧|动画|动漫|剧场版|\d+年\S{0,3})$")
+# Where the title written after the group ends: a bracket, ` - 07`, ` 07 `, `第07话`, `#13`
+_TITLE_END = re.compile(r"[\[【［(]|\s-\s*\d|(?<=\S)\s\d{1,4}(?:v\d)?(?:\s|$)|第\s*\d|\s#\d|"
+                        rf"(?<=[{_CJK}）])-\d")
+
+
+def _written_titles(rest: str) -> tuple[list[str], bool]:
+    """The titles after the group, and whether they were written outside brackets."""
+    prefix = _TITLE_END.split(rest.strip())[0].strip()
+    candidate = prefix or None
+    if candidate is None:
+        for match in BRACKET.finditer(rest):
+            content = match.group(1).strip()
+            skip = TAG.match(content) or _NUMBER_LIKE.match(content) or _NOT_A_TITLE.search(content)
+            if content and not skip:
+                candidate = content
+                break
+    if not candidate or TAG.match(candidate):
+        return [], False
+    titles = [t for t in (_strip_season(t) for t in _split_titles(candidate)) if t and not TAG.match(t)]
+    return sorted(titles, key=lambda t: not is_latin(t)), bool(prefix)
+
+
 def fix_cjk_fansub(r: Reading, guess: Guess) -> None:
-    """`【某字幕组】★10月新番[中文标题/English Title][07][1080P]`: the titles are in the first bracket that
-    is neither the group, nor when the fansub aired, nor a tag or a number."""
+    """`【某字幕组】★10月新番[中文标题/English Title][07][1080P]`, `[ANi] 身为 VTuber 的我… - 01 [Baha]`: the
+    titles are what follows the group up to the number, else the first bracket that is neither an airing
+    note, a category, a tag nor a number; the Latin one leads. Only where the title read is missing, is a
+    tag, or is not (or only part of) what is written there."""
     base = base_name(r["text"])
     lead = LEAD_GROUP.match(base)
-    if not lead or not _HAS_CJK.search(base):
+    title = (r["title"] or "").strip()
+    if not lead or not (_HAS_CJK.search(base) or (not title and base.lstrip().startswith("["))):
         return
     rest = _ANNOUNCE.sub(" ", base[lead.end():])
-    candidate = None
-    for match in BRACKET.finditer(rest):
-        content = match.group(1).strip()
-        if content and not TAG.match(content) and not _NUMBER_LIKE.match(content) and "月番" not in content:
-            candidate = content
-            break
-    if candidate is None or rest[: rest.find(candidate)].strip(" [【］]】［").strip():
-        prefix = re.split(r"[\[【［]|\s-\s|\s\d{1,4}(?:v\d)?\s|第\s*\d|\s#\d", rest)[0].strip()
-        candidate = prefix or candidate
-    if not candidate or TAG.match(candidate):
+    titles, written = _written_titles(rest)
+    if not titles and not title and not TAG.match(lead.group(1)):
+        titles = [lead.group(1).strip()]       # `[Gal to Kyouryuu][02][BDRIP]`: no group, the title first
+    if not titles or _NOT_A_TITLE.search(titles[0]) or title in titles:
         return
-    titles = [t for t in (_strip_season(t) for t in _split_titles(candidate)) if t and not TAG.match(t)]
-    if not titles:
+    bad = not title or bool(_NOT_A_TITLE.search(title) or TAG.match(title)) or title == lead.group(1).strip()
+    # a title written in CJK after the group is the name's; guessit's reading of a Latin one stands
+    written = written and any(_HAS_CJK.search(t) for t in titles)
+    outside = written and not any(title in t for t in titles)
+    truncated = written and any(title in t and title != t for t in titles)
+    if not (bad or outside or truncated):
         return
-    if r["title"] == titles[0] and set(titles[1:]) <= set(r["alternative_titles"]):
-        return
-    season = _CN_SEASON.search(candidate)
+    season = _CN_SEASON.search(rest)
     if season and not r["seasons"]:
         number = _chinese_number(season.group(1) or season.group(2) or "")
         if number:
@@ -87,6 +121,30 @@ def fix_cjk_fansub(r: Reading, guess: Guess) -> None:
                 r.update(episodes=r["absolute_episodes"], absolute_episodes=[])
     r.update(title=titles[0], alternative_titles=titles[1:])
     note(r, "cjk_fansub")
+
+
+# `[Sakurato] Tonikaku Kawaii S2 [01]`, `[梦蓝字幕组]New Doraemon 哆啦A梦新番[747][2023.02.25]`
+_BRACKET_NUMBER = re.compile(r"[\[【［](\d{1,4})(?:v\d)?[\]】］]")
+_NOT_EPISODE = {480, 576, 720, 1080, 1440, 2160, 4320}
+
+
+def fix_bracket_number(r: Reading, guess: Guess) -> None:
+    """`[Grp] Title S2 [01][1080p]`, `[Grp]Title[747][2023.02.25]`: a bracketed number after a fansub title
+    read as nothing → the episode (of the season the name gives, else absolute)."""
+    base = base_name(r["text"])
+    if not LEAD_GROUP.match(base) or r["episodes"] or r["absolute_episodes"]:
+        return
+    for match in _BRACKET_NUMBER.finditer(base):
+        number = int(match.group(1))
+        if number in _NOT_EPISODE or 1900 <= number <= 2100 or match.start() == 0:
+            continue
+        if r["seasons"]:
+            r["episodes"] = [number]
+        else:
+            r["absolute_episodes"] = [number]
+        r.update(type="episode")
+        note(r, "bracket_number")
+        return
 
 
 def fix_cjk_numbers(r: Reading, guess: Guess) -> None:
@@ -107,7 +165,7 @@ def fix_cjk_numbers(r: Reading, guess: Guess) -> None:
         numbers = list(range(int(span.group(1)), int(span.group(2)) + 1))
         r["batch"] = True
     elif episode and not (r["episodes"] or r["absolute_episodes"]):
-        numbers = [int(episode.group(1))]
+        numbers = [int(episode.group(1) or episode.group(2))]
     if not numbers:
         return
     if r["seasons"]:
@@ -220,8 +278,10 @@ def fix_dated_numbers(r: Reading, guess: Guess) -> None:
     if r["episodes"] and set(r["episodes"]) <= {month, day} and not marked:
         r.update(episodes=[], seasons=[] if r.get("season_assumed") or not marked else r["seasons"])
         changed = True
-    in_date = re.search(rf"{year}[ ._-]\d{{2}}[ ._-]\d{{2}}", base)
-    if year is not None and str(year) == r["air_date"][:4] and in_date:
+    # the year only ever written as the date's (`Show.2019.03.11/Show.2019.03.11.mkv`), not `Show (2021)`
+    in_date = len(re.findall(rf"(?<!\d){year}[ ._-]\d{{2}}[ ._-]\d{{2}}(?!\d)", r["text"]))
+    if year is not None and str(year) == r["air_date"][:4] and in_date == len(
+            re.findall(rf"(?<!\d){year}(?!\d)", r["text"])):
         r["year"] = None     # the date's year, not the show's
         changed = True
     if changed:
@@ -257,7 +317,8 @@ def fix_number_runs(r: Reading, guess: Guess) -> None:
     base = base_name(r["text"])
     if (double := _DOUBLE_E.search(base)) and r["episodes"] == [int(double.group(2)), int(double.group(3))]:
         low, high = int(double.group(2)), int(double.group(3))
-        if low + 1 < high <= low + 30:
+        # `E01E03` names a three-episode file by its ends; a wider gap (`E05E09`) lists two episodes
+        if high == low + 2:
             r["episodes"] = list(range(low, high + 1))
             note(r, "number_runs")
         return
