@@ -16,7 +16,7 @@ RANGE_24 = list(range(1, 25))
 CASES: list[tuple[str, dict[str, Any]]] = [
     # East-Asian fansub and web names
     ("【某字幕组】★10月新番[中文标题/English Title][07][1080P][简体]",
-     {"title": "中文标题", "alternative_titles": ["English Title"], "absolute_episodes": [7]}),
+     {"title": "English Title", "alternative_titles": ["中文标题"], "absolute_episodes": [7]}),
     ("[组名][中文标题][第12话][BIG5]",
      {"title": "中文标题", "alternative_titles": [], "absolute_episodes": [12]}),
     ("[组名][中文标题][01-24完][1080P]", {"title": "中文标题", "absolute_episodes": RANGE_24,
@@ -40,7 +40,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("Show.S01E1E3.720p", {"season": 1, "episodes": [1, 2, 3]}),
     ("Show Ep1071 - Ep1075", {"episodes": list(range(1071, 1076)), "season_assumed": True}),
     ("Show 1x01-x03", {"season": 1, "episodes": [1, 2, 3]}),
-    ("Show 01-02-03", {"title": "Show", "episodes": [1, 2, 3], "air_date": None}),
     ("Title 1-24 (Dual Audio)", {"title": "Title", "absolute_episodes": RANGE_24}),
     # dates
     ("Title.190311.720p", {"title": "Title", "air_date": "2019-03-11"}),

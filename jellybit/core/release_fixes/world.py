@@ -304,43 +304,43 @@ def fix_tracker_tail(r: Reading, guess: Guess) -> None:
     note(r, "tracker_tail")
 
 
-# `Show 1x01-x03`, `Show 01-02-03`, `Title 1-24 (Dual Audio)`, `S01E1E3`
+# `Show 1x01-x03`, `Title 1-24 (Dual Audio)`, `S01E1E3`
 _DOUBLE_E = re.compile(r"(?i)(?<![a-z])s(\d{1,2})e(\d{1,3})e(\d{1,3})(?![\de-])")
 _X_RANGE = re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{1,3})-x(\d{1,3})(?!\d)")
-_DASHED_TRIPLE = re.compile(r"^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{2})-(\d{2})-(\d{2})(?:[ ._]|$)")
 _BATCH_SPAN = re.compile(r"(?i)^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{1,3})-(\d{1,3})[ ._]*"
                          r"\((?:dual audio|batch|complete)")
 
 
-def fix_number_runs(r: Reading, guess: Guess) -> None:
-    """`1x01-x03` and `Show 01-02-03` are episodes 1 to 3; `Title 1-24 (Dual Audio)` is a batch of 24."""
-    base = base_name(r["text"])
-    if (double := _DOUBLE_E.search(base)) and r["episodes"] == [int(double.group(2)), int(double.group(3))]:
+def fix_ends_range(r: Reading, guess: Guess) -> None:
+    """`S01E1E3` read as episodes 1 and 3 → 1 to 3 (a three-episode file named by its ends; a wider gap,
+    `E05E09`, lists two episodes)."""
+    double = _DOUBLE_E.search(base_name(r["text"]))
+    if double and r["episodes"] == [int(double.group(2)), int(double.group(3))]:
         low, high = int(double.group(2)), int(double.group(3))
-        # `E01E03` names a three-episode file by its ends; a wider gap (`E05E09`) lists two episodes
         if high == low + 2:
             r["episodes"] = list(range(low, high + 1))
-            note(r, "number_runs")
-        return
-    if x_range := _X_RANGE.search(base):
+            note(r, "ends_range")
+
+
+def fix_x_range(r: Reading, guess: Guess) -> None:
+    """`Show 1x01-x03` read as episode 1 → episodes 1 to 3."""
+    x_range = _X_RANGE.search(base_name(r["text"]))
+    if x_range:
         low, high = int(x_range.group(2)), int(x_range.group(3))
         if low < high <= low + 50:
             r.update(seasons=[int(x_range.group(1))], episodes=list(range(low, high + 1)), type="episode")
-            note(r, "number_runs")
-        return
-    if (triple := _DASHED_TRIPLE.match(base)) and not r["seasons"]:
-        numbers = [int(triple.group(i)) for i in (2, 3, 4)]
-        if numbers == list(range(numbers[0], numbers[0] + 3)) and numbers[0] > 0:
-            r.update(title=triple.group("title").replace(".", " ").strip(), absolute_episodes=[],
-                     air_date=None, episodes=numbers, seasons=[1], season_assumed=True, type="episode")
-            note(r, "number_runs")
-        return
-    if batch := _BATCH_SPAN.match(base):
+            note(r, "x_range")
+
+
+def fix_batch_span(r: Reading, guess: Guess) -> None:
+    """`Title 1-24 (Dual Audio)` read as title `Title 1`, absolute 24 → a batch of absolute 1 to 24."""
+    batch = _BATCH_SPAN.match(base_name(r["text"]))
+    if batch:
         low, high = int(batch.group(2)), int(batch.group(3))
         if 0 < low < high <= 2000:
             r.update(title=batch.group("title").replace(".", " ").strip(), episodes=[],
                      absolute_episodes=list(range(low, high + 1)), type="episode", batch=True)
-            note(r, "number_runs")
+            note(r, "batch_span")
 
 
 # `(T)Raumschiff.Surprise.2004`, `Ghost in the Shell 2.0 (2008)`: title characters guessit drops
