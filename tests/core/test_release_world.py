@@ -71,7 +71,7 @@ def test_the_issue_classes_are_read(name: str, expected: dict[str, Any]) -> None
 def test_a_slash_inside_brackets_separates_titles_not_folders() -> None:
     spaced = parse_release("[Grp] 中文 / English [05][1080p]")
     packed = parse_release("[Grp][中文/English][05][1080p]")
-    assert (packed.title, packed.alternative_titles, packed.absolute_episodes) == ("中文", ("English",), (5,))
+    assert (packed.title, packed.alternative_titles, packed.absolute_episodes) == ("English", ("中文",), (5,))
     assert spaced.absolute_episodes == (5,)
 
 
