@@ -95,6 +95,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     world.fix_x_range,
     world.fix_batch_span,
     world.fix_cap_absolute,
+    world.fix_work_words,
     world.fix_title_marks,
     titles.fix_title_words,
     paths.fix_file_episodes,

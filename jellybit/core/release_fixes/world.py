@@ -343,6 +343,40 @@ def fix_batch_span(r: Reading, guess: Guess) -> None:
             note(r, "batch_span")
 
 
+# `劇場版 呪術廻戦 0`, `Gekijouban Naruto 3`, `Title Movie`: a film; `合集`, `Complete Batch`: a collection
+_FILM_BEFORE = re.compile(r"(?i)^(?:劇場版|剧场版|电影版|電影版|gekijouban)\s*")
+_FILM_AFTER = re.compile(r"(?i)(?<!\bthe)\s+(?:movie|劇場版|剧场版)$|(?<=[" + _CJK + r"])(?:劇場版|剧场版)$")
+_COLLECTION_AFTER = re.compile(r"(?i)\s*(?:合集|全集|总集篇|總集篇|特典|全\s*\d{1,4}\s*[话話集])$|"
+                               r"\s+complete\s+batch$|\s+batch$")
+
+
+def fix_work_words(r: Reading, guess: Guess) -> None:
+    """`[Grp] 劇場版 呪術廻戦 0`, `Gekijouban Naruto 3`, `Anime Title Movie` (a film: the word is no title,
+    the number is the title's); `葬送的芙莉莲合集`, `Violet Evergarden Complete Batch`, `迷宫饭 全24话` (a
+    collection: the word is no title)."""
+    title = r["title"]
+    if not title or not LEAD_GROUP.match(base_name(r["text"])):
+        return
+    before, after = _FILM_BEFORE.search(title), _FILM_AFTER.search(title)
+    if before or after:
+        film = _FILM_BEFORE.sub("", _FILM_AFTER.sub("", title)).strip()
+        numbers = r["absolute_episodes"] or r["episodes"]
+        base = base_name(r["text"])
+        if film and len(numbers) == 1 and not r["seasons"] and re.search(
+                rf"{re.escape(film)}[ ._]+0*{numbers[0]}(?!\d)", base):
+            film = f"{film} {numbers[0]}"
+            r.update(absolute_episodes=[], episodes=[])
+        if film and not (r["absolute_episodes"] or r["episodes"] or r["seasons"]):
+            r.update(title=film, type="movie")
+            note(r, "work_words")
+        return
+    if collection := _COLLECTION_AFTER.search(title):
+        kept = title[: collection.start()].strip(" -")
+        if kept:
+            r.update(title=kept, batch=True, type="episode", other=[*r["other"], "Complete"])
+            note(r, "work_words")
+
+
 # `(T)Raumschiff.Surprise.2004`, `Ghost in the Shell 2.0 (2008)`: title characters guessit drops
 _LETTER_PREFIX = re.compile(r"^\s*\(([A-Za-z])\)(?=[A-Za-z])")
 _VERSION_AFTER = re.compile(r"^(?P<title>.+?)[ .](?P<version>\d\.\d)[ .]*\((?:19|20)\d{2}\)")
