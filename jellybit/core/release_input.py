@@ -33,9 +33,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u20
 PATH_SLASH = re.compile(r"(?<! )/|/(?! )")
 _ALIAS_SLASH = re.compile(r" / ")
 # A `/` inside one pair of brackets is no folder: `[中文标题/English Title]` separates titles,
-# `(2023/S02E03/WEB-DL/1080p)` packs tags.
+# `(2023/S02E03/WEB-DL/1080p)` packs tags (three or more; `(1/7)` is a count).
 _BRACKETED_SLASH = re.compile(r"[\[【［]([^\[\]【】［］/]*(?:/[^\[\]【】［］/]*)+)[\]】］]")
-_PACKED_SLASH = re.compile(r"\(([^()\s/]+(?:/[^()\s/]+)+)\)")
+_PACKED_SLASH = re.compile(r"\(([^()\s/]+(?:/[^()\s/]+){2,})\)")
 # A unit of 1–30 characters repeated four times or more in a row; collapsed when it holds a
 # separator (`S01 S01 S01 S01`, `/E1/E1/E1/E1`, `.-.-.-.-`), so words (`Zzzz`) and three repeats
 # (`Tora! Tora! Tora!`) stay.

@@ -162,8 +162,8 @@ def fix_cjk_numbers(r: Reading, guess: Guess) -> None:
         numbers = list(range(1, int(whole.group(1)) + 1))
         r["batch"] = True
     elif span and int(span.group(1)) < int(span.group(2)) <= 2000:
+        # a range alone keeps the contract's reading of `[01-26][合集]`: several episodes, no pack
         numbers = list(range(int(span.group(1)), int(span.group(2)) + 1))
-        r["batch"] = True
     elif episode and not (r["episodes"] or r["absolute_episodes"]):
         numbers = [int(episode.group(1) or episode.group(2))]
     if not numbers:
