@@ -36,7 +36,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("Title (2023/S02E03/WEB-DL/1080p/ITA/SUBS) GRP", {"title": "Title", "year": 2023, "season": 2,
                                                         "episodes": [3]}),
     # numbering forms
-    ("Show.S01E1E3.720p", {"season": 1, "episodes": [1, 2, 3]}),
     ("Show Ep1071 - Ep1075", {"episodes": list(range(1071, 1076)), "season_assumed": True}),
     ("Show 1x01-x03", {"season": 1, "episodes": [1, 2, 3]}),
     ("Title 1-24 (Dual Audio)", {"title": "Title", "absolute_episodes": RANGE_24}),

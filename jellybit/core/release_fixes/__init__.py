@@ -91,7 +91,6 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     world.fix_day_month,
     world.fix_dated_numbers,
     world.fix_tracker_tail,
-    world.fix_ends_range,
     world.fix_x_range,
     world.fix_batch_span,
     world.fix_cap_absolute,

@@ -304,22 +304,10 @@ def fix_tracker_tail(r: Reading, guess: Guess) -> None:
     note(r, "tracker_tail")
 
 
-# `Show 1x01-x03`, `Title 1-24 (Dual Audio)`, `S01E1E3`
-_DOUBLE_E = re.compile(r"(?i)(?<![a-z])s(\d{1,2})e(\d{1,3})e(\d{1,3})(?![\de-])")
+# `Show 1x01-x03`, `Title 1-24 (Dual Audio)`
 _X_RANGE = re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{1,3})-x(\d{1,3})(?!\d)")
 _BATCH_SPAN = re.compile(r"(?i)^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{1,3})-(\d{1,3})[ ._]*"
                          r"\((?:dual audio|batch|complete)")
-
-
-def fix_ends_range(r: Reading, guess: Guess) -> None:
-    """`S01E1E3` read as episodes 1 and 3 → 1 to 3 (a three-episode file named by its ends; a wider gap,
-    `E05E09`, lists two episodes)."""
-    double = _DOUBLE_E.search(base_name(r["text"]))
-    if double and r["episodes"] == [int(double.group(2)), int(double.group(3))]:
-        low, high = int(double.group(2)), int(double.group(3))
-        if high == low + 2:
-            r["episodes"] = list(range(low, high + 1))
-            note(r, "ends_range")
 
 
 def fix_x_range(r: Reading, guess: Guess) -> None:
