@@ -22,6 +22,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("[组名][中文标题][01-24完][1080P]", {"title": "中文标题", "absolute_episodes": RANGE_24}),
     ("[组名][中文标题][全24集][1080P]", {"title": "中文标题", "absolute_episodes": RANGE_24,
                                          "media_type": "season_pack"}),
+    ("제목 <부제>.E120.240101.1080p-GRP", {"title": "제목", "alternative_titles": ["부제"], "episodes": [120],
+                                       "air_date": "2024-01-01", "season_assumed": True}),
     ("230415 Show Name ep12.mp4", {"title": "Show Name", "air_date": "2023-04-15", "episodes": [12]}),
     # tracker and language conventions
     ("Название / Original Title / S2E1-10 of 10 [2023, WEB-DL 1080p] + Original",

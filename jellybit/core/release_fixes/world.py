@@ -384,10 +384,16 @@ def fix_cap_absolute(r: Reading, guess: Guess) -> None:
 
 
 def fix_title_marks(r: Reading, guess: Guess) -> None:
-    """`(T)Raumschiff.Surprise.2004` keeps its `(T)`; `Ghost in the Shell 2.0 (2008)` its `2.0`."""
+    """`(T)Raumschiff.Surprise.2004` keeps its `(T)`; `Ghost in the Shell 2.0 (2008)` its `2.0`; a Korean
+    broadcast name's `제목 <부제>` is a title and an alternative."""
     base = base_name(r["text"])
     title = r["title"]
     if not title:
+        return
+    if angled := re.fullmatch(r"(.+?)\s*<([^<>]+)>", title):
+        others = [angled.group(2).strip(), *r["alternative_titles"]]
+        r.update(title=angled.group(1).strip(), alternative_titles=others)
+        note(r, "title_marks")
         return
     if (prefix := _LETTER_PREFIX.match(base)) and not title.startswith("("):
         r["title"] = f"({prefix.group(1)}){title}"
