@@ -23,7 +23,10 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import MqttConfig
+from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import Command, Response, Topics, response_model, response_prefix
+
+__all__ = ["BrokerUnavailable", "JellybitClient", "NoAnswer", "ReconnectPacer", "client_options"]
 
 
 class NoAnswer(Exception):

@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),                                  # pure: no I/O, no config, nothing above it
     "config": {"core"},
     "protocol": {"core"},                           # the MQTT contract; vocabularies and limits are core's
-    "client": {"config", "protocol"},
+    "client": {"core", "config", "protocol"},        # core: the reconnect pacer the panel uses
     "adapters": {"core", "config"},
     "engine": {"core", "config", "protocol"},       # adapters only through the ports; overrides: one model
     "transports": {"core", "config", "engine", "protocol", "client"},

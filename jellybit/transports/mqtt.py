@@ -4,7 +4,8 @@ Thin by design: a request becomes a call on the command handlers, the result bec
 Requests wait in a bounded, fair queue (`request_queue.py`) and are answered only under the
 response prefix (`mqtt_requests.py`); a retained request is refused and cleared. The state it
 publishes comes from a `StateSource`; it publishes on change only and re-publishes everything
-after every reconnect, in case the broker lost retained messages.
+after every reconnect, in case the broker lost retained messages. A lost broker is tried again
+soon, then less often as the outage goes on (`core/backoff.py`'s `ReconnectPacer`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from jellybit.client import client_options
 from jellybit.config import MqttConfig
+from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
 from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, peek, shown
@@ -88,7 +90,7 @@ class MqttBridge:
         state: StateSource,
         results: ResultStore,
         extensions: tuple[Extension, ...] = (),
-        min_backoff: float = 0.5,
+        min_backoff: float = 0.1,
         max_backoff: float = 30.0,
     ) -> None:
         self.config = config
@@ -100,6 +102,7 @@ class MqttBridge:
         self.extensions = extensions
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
+        self.pacer = ReconnectPacer(first=min_backoff, longest=max_backoff)
         self._client: aiomqtt.Client | None = None
         self._published: dict[str, bytes] = {}   # retained topic -> last payload (publish on change)
         self.connected = asyncio.Event()
@@ -257,7 +260,7 @@ class MqttBridge:
                 await client.subscribe(topic, qos=1)
 
     async def _connection_loop(self) -> None:
-        backoff = self.min_backoff
+        loop = asyncio.get_running_loop()
         failing = False
         will = aiomqtt.Will(self.topics.availability, AVAILABILITY_OFFLINE.encode(), qos=1, retain=True)
         options = client_options(self.config, self.config.client_id, will)
@@ -275,7 +278,7 @@ class MqttBridge:
                     log.info("MQTT connection restored" if failing else "connected to MQTT",
                              extra={"broker": self.config.url})
                     failing = False
-                    backoff = self.min_backoff
+                    self.pacer.up(loop.time())
                     self.connected.set()
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
@@ -285,8 +288,9 @@ class MqttBridge:
             finally:
                 self._client = None
                 self.connected.clear()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self.max_backoff)
+            # Soon after a drop, less often as an outage goes on (a broker restart costs ~1 s).
+            self.pacer.down(loop.time())
+            await asyncio.sleep(self.pacer.delay(loop.time()))
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:

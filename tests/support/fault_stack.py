@@ -38,6 +38,10 @@ class RestartableBroker:
         """Start (again) on the same port."""
         self.proc, _ = start_mosquitto(self.directory, self.port)
 
+    def stop(self) -> None:
+        """SIGTERM: the broker restarted or updated (start it again with `start`)."""
+        self.close()
+
     def kill(self) -> None:
         """SIGKILL: an outage."""
         if self.proc is not None and self.proc.poll() is None:
