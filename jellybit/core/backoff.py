@@ -20,14 +20,14 @@ def backoff(first: float, attempt: int, longest: float) -> float:
 class ReconnectPacer:
     """When to try a lost connection again: soon after it dropped, less often the longer it stays down.
 
-    The wait is a share of the outage so far (10 %), between `first` and `longest`: a broker that
-    restarts in 10 s is tried about once a second by then, so the link is back within about a
+    The wait is a share of the outage so far (5 %), between `first` and `longest`: a broker that
+    restarts in 10 s is tried every half second by then, so the link is back within about half a
     second of the broker; one down for an hour is tried every `longest`. A new outage starts the
     clock again, but only after a connection that held for `settle` seconds: a broker that accepts
     and drops at once (another client taking over the session) is not hammered.
     """
 
-    def __init__(self, *, first: float = 0.1, longest: float = 30.0, share: float = 0.1,
+    def __init__(self, *, first: float = 0.1, longest: float = 30.0, share: float = 0.05,
                  settle: float = 5.0) -> None:
         self.first = max(first, 0.0)
         self.longest = max(longest, self.first)
