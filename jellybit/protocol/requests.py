@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -232,6 +233,10 @@ def parse_request(command: Command, payload: bytes) -> Request:
         raise ValueError("payload must be a JSON object")
     if json_depth(data) > MAX_JSON_DEPTH:
         raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels")
+    broken = lone_surrogate_at(data)
+    if broken is not None:
+        raise ValueError(f"{broken}: the text is not valid Unicode (a lone surrogate, such as a JSON "
+                         "\\ud800 escape without its pair); send UTF-8 text")
     try:
         request = model.model_validate(data)
     except ValidationError as exc:
@@ -249,6 +254,41 @@ def validation_message(exc: ValidationError, prefix: str = "") -> str:
         problem = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
         parts.append(f"{prefix}{key}: {problem}")
     return "; ".join(parts)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_at(value: Any) -> str | None:
+    """Where a decoded JSON value holds a lone surrogate (`field.sub`, `payload`), else None.
+
+    `json.loads` turns an unpaired `\\ud800` escape into a string that cannot be encoded as UTF-8:
+    it could not be stored, logged as JSON or answered, so such a request is refused up front.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _has_surrogate(item):
+                return path or "payload"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                where = f"{path}.{_printable(key)}" if path else _printable(key)
+                if _has_surrogate(key):
+                    return where
+                stack.append((child, where))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{n}]" if path else f"[{n}]") for n, child in enumerate(item))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def _printable(key: str) -> str:
+    """A field name as it may appear in an answer (a lone surrogate shown as its escape)."""
+    return key[:64].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def json_depth(value: Any) -> int:

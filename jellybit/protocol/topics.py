@@ -96,8 +96,8 @@ class Topics:
 
     @property
     def requests_wildcard(self) -> str:
-        """What the worker subscribes to."""
-        return f"{self.base}/request/+"
+        """What the worker subscribes to: every topic under `request/` (a wrong one is answered too)."""
+        return f"{self.base}/request/#"
 
     def response(self, command: Command | str) -> str:
         """Where the worker answers (unless an MQTT 5 response topic was given)."""
@@ -125,12 +125,13 @@ class Topics:
         return None
 
     def parse_request_topic(self, topic: str) -> str | None:
-        """Return the command name of a request topic (validated later), else None."""
+        """Return what follows `<base>/request/` (the command name, validated later), else None.
+
+        The bare `<base>/request/` gives "" and a deeper topic such as `request/add/x` gives
+        "add/x": neither names a command, and both are answered `unknown_command`.
+        """
         prefix = f"{self.base}/request/"
-        if topic.startswith(prefix):
-            rest = topic[len(prefix):]
-            return rest if rest and "/" not in rest else None
-        return None
+        return topic[len(prefix):] if topic.startswith(prefix) else None
 
 
 def response_prefix(base: str, configured: str | None = None) -> str:

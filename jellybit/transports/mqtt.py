@@ -11,7 +11,6 @@ soon, then less often as the outage goes on (`core/backoff.py`'s `ReconnectPacer
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -29,7 +28,16 @@ from jellybit.config import MqttConfig
 from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
-from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, peek, shown
+from jellybit.transports.mqtt_requests import (
+    Handler,
+    Reply,
+    Requests,
+    ResultStore,
+    Route,
+    peek,
+    safe_json,
+    shown,
+)
 from jellybit.transports.request_queue import RequestQueue
 
 log = logging.getLogger(__name__)
@@ -73,10 +81,10 @@ class Extension(Protocol):
 
 
 def encode(data: Any) -> bytes:
-    """Serialize a payload as compact UTF-8 JSON."""
+    """Serialize a payload as compact UTF-8 JSON (a lone surrogate from a request becomes U+FFFD)."""
     if hasattr(data, "model_dump"):
         data = data.model_dump(mode="json", by_alias=True)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return safe_json(data)
 
 
 class MqttBridge:

@@ -14,11 +14,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
+from pydantic_core import PydanticSerializationError
 
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
@@ -130,8 +132,8 @@ class Requests:
 
     def refusal(self, route: Route, code: str, message: str, payload: bytes = b"") -> Reply:
         """An error reply that needs no handler (busy, a refused response topic, a retained request)."""
-        body = Response.fail(code, message, _peek_transaction(payload)).model_dump_json()
-        return Reply(route.topic, body.encode("utf-8"), route.correlation)
+        body = _failed(Response.fail(code, message, _peek_transaction(payload)))
+        return Reply(route.topic, body, route.correlation)
 
     # ------------------------------------------------------------ answering
 
@@ -154,7 +156,7 @@ class Requests:
         try:
             command = Command(name)
         except ValueError:
-            return _failed(Response.fail("unknown_command", f"unknown command {name[:64]!r}"))
+            return _failed(Response.fail("unknown_command", self._unknown(name), _peek_transaction(payload)))
         if len(payload) > self.config.max_payload_bytes:
             return _failed(Response.fail(
                 "payload_too_large",
@@ -188,6 +190,15 @@ class Requests:
             else:
                 self._tx_locks[key] = (lock, users - 1)
 
+    def _unknown(self, name: str) -> str:
+        """Why a request topic names no command, in words."""
+        where = f"publish to {self.topics.request('<command>')}, one of: {', '.join(Command)}"
+        if not name:
+            return f"the request topic names no command; {where}"
+        if "/" in name:
+            return f"commands are one topic level ({name[:64]!r} has more); {where}"
+        return f"unknown command {name[:64]!r}; {where}"
+
     async def _run(self, command: Command, request: Request) -> tuple[bytes, bool]:
         transaction = request.transaction
         error: BaseException | None = None
@@ -212,7 +223,23 @@ class Requests:
 
 
 def _failed(response: Response[Any]) -> bytes:
-    return response.model_dump_json().encode("utf-8")
+    try:
+        return response.model_dump_json().encode("utf-8")
+    except PydanticSerializationError:     # text that is not valid Unicode (a lone surrogate)
+        return safe_json(response.model_dump(mode="json"))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_json(data: Any) -> bytes:
+    """Compact UTF-8 JSON of any text: a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD.
+
+    Escaping it as `\\ud800` would be valid JSON too, but strict readers (pydantic's among them,
+    so the panel's) refuse such escapes; the replacement character reads everywhere.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def response_json(response: Response[Any]) -> bytes:
@@ -227,7 +254,7 @@ def response_json(response: Response[Any]) -> bytes:
         with contextlib.suppress(TypeError):
             return orjson.dumps({"transaction": response.transaction, "status": "ok", "data": response.data,
                                  "error": None})
-    return response.model_dump_json().encode("utf-8")
+    return _failed(response)
 
 
 def _peek_transaction(payload: bytes) -> str | None:
@@ -242,10 +269,5 @@ def peek(payload: bytes, key: str) -> str | None:
     with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
         data = json.loads(payload)
         value = data.get(key) if isinstance(data, dict) else None
-        return value[:128] if isinstance(value, str) else None
-    return None
-    with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
-        data = json.loads(payload)
-        value = data.get("transaction") if isinstance(data, dict) else None
         return value[:128] if isinstance(value, str) else None
     return None
