@@ -251,6 +251,8 @@ class WorkerConfig(Section):
     max_torrent_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Largest .torrent accepted.")
     parse_timeout: float = Field(10.0, gt=0, description="Seconds a .torrent may take to read before "
                                  "it is refused (it is read off the event loop).")
+    parse_memory_mib: int = Field(128, ge=16, le=65536, description="MiB of memory reading one .torrent "
+                                  "may take (one is read at a time); past it the file is refused.")
     restart_backoff_max: float = Field(60.0, gt=0, description="Longest wait before a crashed "
                                        "background loop (poll, MQTT) is started again.")
     max_restarts: int = Field(10, ge=1, description="Consecutive crashes of one background loop after "

@@ -44,6 +44,11 @@ log = logging.getLogger(__name__)
 
 REQUEST_WORKERS = 4
 BUSY_LOG_INTERVAL = 10.0
+# A request this large carries a .torrent: it is decoded into several copies of itself, so large
+# requests are run one at a time, and at most LARGE_WAITING bytes of them wait or run at once
+# (twenty 8 MiB uploads at once would otherwise hold half a gigabyte); past that the answer is busy.
+LARGE_REQUEST = 1 << 20
+LARGE_WAITING = 12 << 20
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,9 @@ class MqttBridge:
         self._events: deque[Message] = deque(maxlen=1000)
         self._busy = 0
         self._busy_logged = float("-inf")
+        self._large = 0                          # bytes of large requests waiting or running
+        self._large_turn = asyncio.Lock()
+        self._replies: set[asyncio.Task[None]] = set()   # busy answers on their way
 
     # ------------------------------------------------------------ publishing
 
@@ -193,11 +201,38 @@ class MqttBridge:
         if retained:
             await self._refuse_retained(topic, payload, route)
             return
-        if not self.queue.submit(route.key, partial(self._answer, topic, payload, route)):
-            self._note_busy(route.key)
-            await self._send(self.requests.refusal(
-                route, "busy", "the worker has too many requests waiting from this client; try again "
-                "in a moment", payload))
+        size = len(payload)
+        large = size >= LARGE_REQUEST
+        if large and self._large and self._large + size > LARGE_WAITING:
+            self._refuse_busy(route, "the worker is reading other large requests (.torrent files) right "
+                              "now; try again in a moment", payload)
+            return
+        job = partial(self._answer_large if large else self._answer, topic, payload, route)
+        if not self.queue.submit(route.key, job):
+            self._refuse_busy(route, "the worker has too many requests waiting from this client; try "
+                              "again in a moment", payload)
+            return
+        if large:
+            self._large += size
+
+    def _refuse_busy(self, route: Route, message: str, payload: bytes) -> None:
+        """Answer `busy` without holding up the read loop.
+
+        Awaiting the answer's PUBACK here would make paho read every message the broker queued
+        before it first (twenty 8 MiB uploads in memory at once); the refused payload is dropped now.
+        """
+        self._note_busy(route.key)
+        task = asyncio.create_task(self._send(self.requests.refusal(route, "busy", message, payload)))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
+
+    async def _answer_large(self, topic: str, payload: bytes, route: Route) -> None:
+        """Answer a large request once no other is running (its bytes count until it is answered)."""
+        try:
+            async with self._large_turn:
+                await self._answer(topic, payload, route)
+        finally:
+            self._large -= len(payload)
 
     def _note_busy(self, key: str) -> None:
         """Log `busy` answers once per burst (a flood would otherwise log every one of them)."""
