@@ -72,6 +72,7 @@ from jellybit.protocol.topics import (
     Command,
     EventType,
     Topics,
+    private_response_topic,
     response_prefix,
 )
 from jellybit.protocol.vocabulary import *  # noqa: F403  (the enums and limits, listed in its __all__)
@@ -87,6 +88,6 @@ __all__ = [
     "Overrides", "Payload", "PlanItemPayload", "QueueItem", "ReasonPayload", "RecognitionDetail",
     "ReconcileStatus", "RefineRequest", "Refusal", "RejectRequest", "Request", "Response", "ReviewPayload",
     "SummaryPayload", "SystemStatus", "TitleGroup", "TitleMember", "TitlesRequest", "Topics",
-    "TransitionRow", "UndoResult", "json_depth", "parse_request", "response_model", "response_prefix",
-    "validation_message", *_vocabulary,
+    "TransitionRow", "UndoResult", "json_depth", "parse_request", "private_response_topic", "response_model",
+    "response_prefix", "validation_message", *_vocabulary,
 ]

@@ -134,6 +134,20 @@ class Topics:
         return topic[len(prefix):] if topic.startswith(prefix) else None
 
 
+ANONYMOUS_OWNER = "_client"
+
+
+def private_response_topic(prefix: str, username: str | None, client_id: str) -> str:
+    """A client's own response topic, `<prefix><broker user name>/<client id>`.
+
+    The shipped ACL lets only the account of that name read it (mosquitto's `%u` pattern); a client
+    without a user name (an anonymous broker) uses `_client`. A name with `/`, `+` or `#` cannot be
+    one topic level (mosquitto never matches such a name in `%u` either).
+    """
+    owner = username if username and not any(c in username for c in "/+#\0") else ANONYMOUS_OWNER
+    return f"{prefix}{owner}/{client_id}"
+
+
 def response_prefix(base: str, configured: str | None = None) -> str:
     """The topic prefix every response is published under: `<base>/response/` unless configured."""
     prefix = configured or f"{base}/response/"

@@ -30,8 +30,15 @@ topic readwrite jellybit/#
 topic readwrite homeassistant/#
 
 user {PANEL_ACCOUNT}
-topic read jellybit/#
 topic write jellybit/request/#
+
+# Every account: the retained state and the events, and only its own answers
+# (jellybit/response/<user name>/...; mosquitto/README.md).
+pattern read jellybit/+
+pattern read jellybit/downloads/#
+pattern read jellybit/reviews/#
+pattern read jellybit/ha/#
+pattern read jellybit/response/%u/#
 """
 
 
