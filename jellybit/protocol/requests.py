@@ -220,6 +220,7 @@ def parse_request(command: Command, payload: bytes) -> Request:
         return AddRequest(source=stripped)
     if command is Command.NOTIFY and stripped and not stripped.startswith("{"):
         stripped = json.dumps({"hash": stripped})          # `mosquitto_pub -m %I` from the hook
+    del text        # a base64 .torrent is megabytes: one copy of it less while it is decoded below
     if not stripped:
         data: Any = {}
     else:
@@ -229,6 +230,8 @@ def parse_request(command: Command, payload: bytes) -> Request:
             raise ValueError(f"payload is not valid JSON: {exc.msg} at position {exc.pos}") from exc
         except RecursionError:
             raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels") from None
+        finally:
+            del stripped
     if not isinstance(data, dict):
         raise ValueError("payload must be a JSON object")
     if json_depth(data) > MAX_JSON_DEPTH:

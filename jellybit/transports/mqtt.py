@@ -29,6 +29,7 @@ from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
 from jellybit.transports.mqtt_requests import (
+    Body,
     Handler,
     Reply,
     Requests,
@@ -39,16 +40,12 @@ from jellybit.transports.mqtt_requests import (
     shown,
 )
 from jellybit.transports.request_queue import RequestQueue
+from jellybit.transports.uploads import Dropped, Uploads, admitting_queue
 
 log = logging.getLogger(__name__)
 
 REQUEST_WORKERS = 4
 BUSY_LOG_INTERVAL = 10.0
-# A request this large carries a .torrent: it is decoded into several copies of itself, so large
-# requests are run one at a time, and at most LARGE_WAITING bytes of them wait or run at once
-# (twenty 8 MiB uploads at once would otherwise hold half a gigabyte); past that the answer is busy.
-LARGE_REQUEST = 1 << 20
-LARGE_WAITING = 12 << 20
 
 
 @dataclass(frozen=True)
@@ -123,8 +120,7 @@ class MqttBridge:
         self._events: deque[Message] = deque(maxlen=1000)
         self._busy = 0
         self._busy_logged = float("-inf")
-        self._large = 0                          # bytes of large requests waiting or running
-        self._large_turn = asyncio.Lock()
+        self.uploads = Uploads()                 # large requests: bounded as they are read
         self._replies: set[asyncio.Task[None]] = set()   # busy answers on their way
 
     # ------------------------------------------------------------ publishing
@@ -167,14 +163,15 @@ class MqttBridge:
         route = self.requests.route(topic, properties)
         await self._answer(topic, payload, route)
 
-    async def _answer(self, topic: str, payload: bytes, route: Route) -> None:
+    async def _answer(self, topic: str, payload: bytes | Body, route: Route) -> None:
+        download_id = peek(payload, "id") if isinstance(payload, bytes) else None
         try:
             reply = await self.requests.answer(topic, payload, route)
         except Exception:  # answer() handles its own errors; this keeps a bug from going unseen
             log.exception("a request could not be answered", extra={"topic": shown(topic)})
             return
         await self._send(reply)
-        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"), reply.body)
+        failure = failure_event(self.topics.parse_request_topic(topic) or "", download_id, reply.body)
         if failure is not None:
             await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
 
@@ -202,18 +199,24 @@ class MqttBridge:
             await self._refuse_retained(topic, payload, route)
             return
         size = len(payload)
-        large = size >= LARGE_REQUEST
-        if large and self._large and self._large + size > LARGE_WAITING:
-            self._refuse_busy(route, "the worker is reading other large requests (.torrent files) right "
-                              "now; try again in a moment", payload)
-            return
-        job = partial(self._answer_large if large else self._answer, topic, payload, route)
-        if not self.queue.submit(route.key, job):
+        large = self.uploads.large(size)
+        job = (partial(self._answer_large, topic, Body(payload), route, size) if large
+               else partial(self._answer, topic, payload, route))
+        queued = self.queue.submit(route.key, job)
+        self.uploads.taken(size, queued=queued)
+        if not queued:
             self._refuse_busy(route, "the worker has too many requests waiting from this client; try "
                               "again in a moment", payload)
-            return
-        if large:
-            self._large += size
+
+    def _admit(self, message: aiomqtt.Message) -> aiomqtt.Message | Dropped:
+        """As paho reads a message: a large request past the uploads' budget is dropped right here."""
+        payload = message.payload
+        size = len(payload) if isinstance(payload, bytes | bytearray) else 0
+        topic = str(message.topic)
+        if (not self.uploads.large(size) or message.retain
+                or self.topics.parse_request_topic(topic) is None or self.uploads.admit(size)):
+            return message
+        return Dropped(topic, message.properties, size)
 
     def _refuse_busy(self, route: Route, message: str, payload: bytes) -> None:
         """Answer `busy` without holding up the read loop.
@@ -226,13 +229,9 @@ class MqttBridge:
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
 
-    async def _answer_large(self, topic: str, payload: bytes, route: Route) -> None:
-        """Answer a large request once no other is running (its bytes count until it is answered)."""
-        try:
-            async with self._large_turn:
-                await self._answer(topic, payload, route)
-        finally:
-            self._large -= len(payload)
+    async def _answer_large(self, topic: str, body: Body, route: Route, size: int) -> None:
+        """Answer a large request once no other is running."""
+        await self.uploads.run(size, partial(self._answer, topic, body, route))
 
     def _note_busy(self, key: str) -> None:
         """Log `busy` answers once per burst (a flood would otherwise log every one of them)."""
@@ -307,8 +306,10 @@ class MqttBridge:
         failing = False
         will = aiomqtt.Will(self.topics.availability, AVAILABILITY_OFFLINE.encode(), qos=1, retain=True)
         options = client_options(self.config, self.config.client_id, will)
+        options["queue_type"] = admitting_queue(self._admit)
         while True:
             try:
+                self.uploads.reconnected()
                 async with aiomqtt.Client(**options) as client:
                     await self._subscribe(client)
                     self._client = client
@@ -337,15 +338,24 @@ class MqttBridge:
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
-            topic = str(message.topic)
-            payload = _payload_bytes(message.payload)
-            if self.topics.parse_request_topic(topic) is not None:
-                await self._on_request(topic, payload, message.properties, bool(message.retain))
-            elif self.topics.parse_download_topic(topic) is not None:
-                if payload and topic not in self._published:
-                    await self.publish(Message(topic, None))
-            elif not self.queue.submit(f"ext:{topic}", partial(self._dispatch_extension, topic, payload)):
-                log.warning("too many extension messages waiting; one dropped", extra={"topic": shown(topic)})
+            await self._dispatch(message)
+            del message     # not kept while waiting for the next one (an upload is megabytes)
+
+    async def _dispatch(self, message: aiomqtt.Message | Dropped) -> None:
+        if isinstance(message, Dropped):
+            self._refuse_busy(self.requests.route(message.topic, message.properties),
+                              "the worker is reading other large requests (.torrent files) right now; "
+                              "try again in a moment", b"")
+            return
+        topic = str(message.topic)
+        payload = _payload_bytes(message.payload)
+        if self.topics.parse_request_topic(topic) is not None:
+            await self._on_request(topic, payload, message.properties, bool(message.retain))
+        elif self.topics.parse_download_topic(topic) is not None:
+            if payload and topic not in self._published:
+                await self.publish(Message(topic, None))
+        elif not self.queue.submit(f"ext:{topic}", partial(self._dispatch_extension, topic, payload)):
+            log.warning("too many extension messages waiting; one dropped", extra={"topic": shown(topic)})
 
     async def _dispatch_extension(self, topic: str, payload: bytes) -> None:
         for extension in self.extensions:

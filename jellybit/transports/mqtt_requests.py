@@ -56,6 +56,26 @@ class Route:
     key: str = ""               # the queue this request waits in (one per client or per topic)
 
 
+class Body:
+    """A payload handed down by reference: the request path takes the bytes out once it reads them,
+    so no caller keeps a megabytes-large upload alive while its `.torrent` is being read."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def take(self) -> bytes:
+        """The bytes, once; afterwards the body is empty."""
+        data, self._data = self._data, b""
+        return data
+
+
+def _bytes(payload: bytes | Body) -> bytes:
+    """The bytes of a payload that is only looked at (a body not yet taken looks empty)."""
+    return payload if isinstance(payload, bytes) else b""
+
+
 @dataclass(frozen=True)
 class Reply:
     """One answer ready to publish."""
@@ -137,22 +157,24 @@ class Requests:
 
     # ------------------------------------------------------------ answering
 
-    async def answer(self, topic: str, payload: bytes, route: Route) -> Reply:
+    async def answer(self, topic: str, payload: bytes | Body, route: Route) -> Reply:
         """Run the request (unless its response topic was refused) and build the reply."""
         name = self.topics.parse_request_topic(topic) or ""
         if route.refused is not None:
             log.warning("refused a request: its response topic is not allowed (%s)", route.refused,
                         extra={"command": name[:64], "response_topic": shown(route.asked)})
             return self.refusal(route, "invalid_response_topic",
-                                f"the response topic is not allowed: {route.refused}", payload)
+                                f"the response topic is not allowed: {route.refused}", _bytes(payload))
         return Reply(route.topic, await self.respond_bytes(name, payload), route.correlation)
 
     async def respond(self, name: str, payload: bytes) -> str:
         """The response JSON for a command name and payload; never raises."""
         return (await self.respond_bytes(name, payload)).decode("utf-8")
 
-    async def respond_bytes(self, name: str, payload: bytes) -> bytes:
+    async def respond_bytes(self, name: str, body: bytes | Body) -> bytes:
         """`respond` as the UTF-8 bytes that are published (a 33 KB page is not decoded and encoded again)."""
+        payload = body.take() if isinstance(body, Body) else body
+        del body
         try:
             command = Command(name)
         except ValueError:
@@ -167,6 +189,7 @@ class Requests:
             request = parse_request(command, payload)
         except (ValueError, UnicodeDecodeError) as exc:
             return _failed(Response.fail("invalid_argument", str(exc), _peek_transaction(payload)))
+        del payload     # read: a body's bytes are let go before the command runs
         transaction = request.transaction
         if transaction is None or command in READ_ONLY_COMMANDS:
             body, _final = await self._run(command, request)
