@@ -204,7 +204,8 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     # .torrent files are read in a child process; every host a source names is resolved and checked.
     guard = SourceGuard(AllowList.parse(config.qbittorrent.allow_private_hosts), resolve=resolver.resolve)
     # One at a time, each within its memory budget: twenty hostile files cost one budget, not twenty.
-    parse = offloaded_parser(Offloader(slots=1, waiting=2, timeout=config.worker.parse_timeout,
+    # Three may wait: the bridge runs four requests at once, so a burst of small files is never busy.
+    parse = offloaded_parser(Offloader(slots=1, waiting=3, timeout=config.worker.parse_timeout,
                                        memory=config.worker.parse_memory_mib * 1024 * 1024))
     commands = Commands(store, bus, worker, worker_config=config.worker,
                         tag_prefix=config.qbittorrent.tag_prefix, parse=parse, guard=guard)
