@@ -31,14 +31,9 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-
-import aiomqtt
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,7 +42,7 @@ from bench.common import Row, describe_load, emit, load  # noqa: E402
 from bench.reconnect import online_after  # noqa: E402
 from jellybit.protocol import Topics  # noqa: E402
 from tests.support.fault_stack import RestartableBroker  # noqa: E402
-from tests.support.worker_process import process_env, worker_config  # noqa: E402
+from tests.support.worker_process import process_env, requests_at_once, worker_config  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -153,26 +148,8 @@ def sampler(pid: int, peaks: Peaks, stop: threading.Event) -> None:
 
 async def send(port: int, topics: Topics, payloads: list[bytes], within: float,
                command: str = "add") -> list[dict]:
-    """Connect one client per payload, publish every request at once, return every answer."""
-    async def one(n: int, payload: bytes, go: asyncio.Event) -> dict:
-        reply = f"{topics.base}/response/bomb-{n}-{uuid.uuid4().hex[:6]}"
-        async with aiomqtt.Client("127.0.0.1", port, identifier=f"bomb-{n}-{uuid.uuid4().hex[:6]}",
-                                  protocol=aiomqtt.ProtocolVersion.V5, timeout=within) as client:
-            await client.subscribe(reply, qos=1)
-            props = Properties(PacketTypes.PUBLISH)
-            props.ResponseTopic = reply
-            ready.append(n)
-            if len(ready) == len(payloads):
-                go.set()
-            await go.wait()
-            await client.publish(topics.request(command), payload, qos=1, properties=props)
-            async with asyncio.timeout(within):
-                message = await anext(aiter(client.messages))
-            return json.loads(message.payload)  # type: ignore[arg-type]
-
-    ready: list[int] = []
-    go = asyncio.Event()
-    return await asyncio.gather(*(one(n, p, go) for n, p in enumerate(payloads)))
+    """Every request at once, one client each; every answer."""
+    return await requests_at_once(port, topics, command, payloads, within=within)
 
 
 def request(data: bytes, context: str) -> bytes:

@@ -8,19 +8,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import uuid
 from pathlib import Path
 
-import aiomqtt
 import bencode2
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from jellybit.client import JellybitClient
 from jellybit.config import load_config
 from jellybit.protocol import Command, Topics
 from tests.support.mosquitto import Broker
-from tests.support.worker_process import WorkerProcess, eventually_retained, worker_config
+from tests.support.worker_process import WorkerProcess, eventually_retained, requests_at_once, worker_config
 
 BOMBS = 8
 
@@ -29,30 +25,6 @@ def bomb(n: int, containers: int = 1_500_000) -> bytes:
     """A valid torrent plus a key holding empty lists: 3 MB in the file, ~100 MiB once decoded."""
     info = {b"name": f"Bomb.{n}".encode(), b"piece length": 65536, b"length": 1000, b"pieces": b"\0" * 20}
     return bencode2.bencode({b"info": info})[:-1] + b"2:zzl" + b"le" * containers + b"ee"
-
-
-async def send_all(port: int, topics: Topics, payloads: list[bytes]) -> list[dict]:
-    """One client per payload; every `add` published at the same moment; every answer."""
-    ready = asyncio.Event()
-    connected: list[int] = []
-
-    async def one(n: int, payload: bytes) -> dict:
-        reply = f"{topics.base}/response/bomb-{n}"
-        async with aiomqtt.Client("127.0.0.1", port, identifier=f"bomb-{n}-{uuid.uuid4().hex[:6]}",
-                                  protocol=aiomqtt.ProtocolVersion.V5) as client:
-            await client.subscribe(reply, qos=1)
-            props = Properties(PacketTypes.PUBLISH)
-            props.ResponseTopic = reply
-            connected.append(n)
-            if len(connected) == len(payloads):
-                ready.set()
-            await ready.wait()
-            await client.publish(topics.request(Command.ADD), payload, qos=1, properties=props)
-            async with asyncio.timeout(120):
-                message = await anext(aiter(client.messages))
-        return json.loads(message.payload)  # type: ignore[arg-type]
-
-    return await asyncio.gather(*(one(n, p) for n, p in enumerate(payloads)))
 
 
 async def test_bencode_bombs_at_once_are_refused_in_words_and_change_nothing(tmp_path: Path,
@@ -70,7 +42,7 @@ async def test_bencode_bombs_at_once_are_refused_in_words_and_change_nothing(tmp
         payloads = [json.dumps({"torrent": base64.b64encode(bomb(n)).decode()}).encode()
                     for n in range(BOMBS)]
         async with JellybitClient(config.mqtt, name="bystander") as bystander:
-            flood = asyncio.create_task(send_all(mosquitto.port, topics, payloads))
+            flood = asyncio.create_task(requests_at_once(mosquitto.port, topics, Command.ADD, payloads))
             await asyncio.sleep(0.5)
             meanwhile = await bystander.request(Command.LIST, {}, timeout=30)
             answers = await flood
@@ -86,7 +58,7 @@ async def test_bencode_bombs_at_once_are_refused_in_words_and_change_nothing(tmp
             assert all("try again in a moment" in m for m in busy), busy
 
             # Sent again alone, a bomb is read (not busy) and refused the same way.
-            (again,) = await send_all(mosquitto.port, topics, payloads[:1])
+            (again,) = await requests_at_once(mosquitto.port, topics, Command.ADD, payloads[:1])
             assert again["error"]["code"] == "invalid_source"
             listed = await bystander.request(Command.LIST, {})
             assert listed.data.total == 0

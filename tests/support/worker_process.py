@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import aiomqtt
 import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
@@ -183,3 +185,30 @@ def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
     process.start()
     yield process
     process.close()
+
+
+async def requests_at_once(port: int, topics: Any, command: str, payloads: list[bytes],
+                           *, within: float = 120.0) -> list[dict[str, Any]]:
+    """One MQTT 5 client per payload, each with its own response topic; every request published
+    at the same moment once all are connected; every answer, in the payloads' order."""
+    ready = asyncio.Event()
+    connected: list[int] = []
+
+    async def one(n: int, payload: bytes) -> dict[str, Any]:
+        name = f"many-{n}-{uuid.uuid4().hex[:6]}"
+        reply = f"{topics.base}/response/{name}"
+        async with aiomqtt.Client("127.0.0.1", port, identifier=name, protocol=aiomqtt.ProtocolVersion.V5,
+                                  timeout=within) as client:
+            await client.subscribe(reply, qos=1)
+            props = Properties(PacketTypes.PUBLISH)
+            props.ResponseTopic = reply
+            connected.append(n)
+            if len(connected) == len(payloads):
+                ready.set()
+            await ready.wait()
+            await client.publish(topics.request(command), payload, qos=1, properties=props)
+            async with asyncio.timeout(within):
+                message = await anext(aiter(client.messages))
+        return json.loads(message.payload)  # type: ignore[arg-type,no-any-return]
+
+    return await asyncio.gather(*(one(n, p) for n, p in enumerate(payloads)))
