@@ -158,11 +158,6 @@ class MqttBridge:
 
     # ------------------------------------------------------------ requests
 
-    async def handle_request(self, topic: str, payload: bytes, properties: Properties | None) -> None:
-        """Answer one request now (no queue); never raises."""
-        route = self.requests.route(topic, properties)
-        await self._answer(topic, payload, route)
-
     async def _answer(self, topic: str, payload: bytes | Body, route: Route) -> None:
         download_id = peek(payload, "id") if isinstance(payload, bytes) else None
         try:
