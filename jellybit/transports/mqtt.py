@@ -327,7 +327,7 @@ class MqttBridge:
             finally:
                 self._client = None
                 self.connected.clear()
-            # Soon after a drop, less often as an outage goes on (a broker restart costs ~1 s).
+            # Soon after a drop, less often as an outage goes on (a broker restart costs ~0.3 s).
             self.pacer.down(loop.time())
             await asyncio.sleep(self.pacer.delay(loop.time()))
 
