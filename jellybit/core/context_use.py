@@ -70,7 +70,8 @@ class Stated:
         if season is None or overrides.season is not None:
             return torrent, llm
         unnamed = {p for p, r in releases.items() if r.season is None or r.season_assumed}
-        return replace(torrent, season=season), {p: replace(f, season=None) if p in unnamed else f
+        return replace(torrent, season=season, seasons=(season,), season_assumed=False), {
+            p: replace(f, season=None) if p in unnamed else f
                                                  for p, f in llm.items()}
 
     def source(self, name: str) -> Said | None:

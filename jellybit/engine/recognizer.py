@@ -13,6 +13,7 @@ from jellybit.core.classify import classify
 from jellybit.core.confidence import (
     Reading,
     candidate_names,
+    label,
     numbering_reasons,
     provider_name,
     reason,
@@ -31,6 +32,7 @@ from jellybit.core.numbering import (
     plan_film,
     read_overrides,
 )
+from jellybit.core.path_numbering import Disagreement, folder_of, reconcile, settle
 from jellybit.core.ports import (
     LlmAnswer,
     LlmClient,
@@ -145,6 +147,16 @@ def _outage(matcher: Matcher, outcome: Match, decided: bool) -> list[Reason]:
     down = "; ".join(matcher.unavailable.values())
     return [reason("provider_unavailable", f"could not ask every metadata provider ({down[:300]}); "
                    "Jellybit tries again by itself when they are back")]
+
+
+def _read_paths(videos: Sequence[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
+    """Every video's path read whole, corrected by its file name and its folder read alone."""
+    whole = dict(zip(videos, parse_many(videos), strict=True))
+    folders = {f: parse_release(f) for f in dict.fromkeys(folder_of(v) for v in videos) if f}
+    if not folders:
+        return whole, {}
+    alone = dict(zip(videos, parse_many([v.rsplit("/", 1)[-1] for v in videos]), strict=True))
+    return reconcile(videos, whole, alone, folders)
 
 
 @dataclass(frozen=True)
@@ -307,7 +319,7 @@ class RecognitionEngine:
             name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases = dict(zip(videos, parse_many(videos), strict=True))
+        releases, disagreements = _read_paths(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -318,7 +330,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases = dict(zip(videos, parse_many(videos), strict=True))
+            releases, disagreements = _read_paths(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said)
         reasons.extend([*refused, *track_reasons])
@@ -347,7 +359,8 @@ class RecognitionEngine:
             default, numbered_llm = stated.numbering(torrent, releases, llm_files, overrides)
             numbering = number_series(items, releases, numbered_llm, default, overrides,
                                       season_counts(match) if match else None)
-            items = numbering.items
+            items = await self._by_provider(matcher, match, numbering.items, disagreements, overrides,
+                                            reasons)
             reasons.extend(numbering.reasons)
             if numbering.disagreements:
                 reasons.append(reason("llm_episodes", f"for {len(numbering.disagreements)} file(s) the LLM's "
@@ -363,6 +376,23 @@ class RecognitionEngine:
                                       overrides.season is not None))
         return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
                            sources=evidence_sources(stated, overrides))
+
+    async def _by_provider(self, matcher: Matcher, match: Candidate | None, items: list[PlanItem],
+                           disagreements: Mapping[str, Disagreement], overrides: Overrides,
+                           reasons: list[Reason]) -> list[PlanItem]:
+        """Dated videos numbered by the provider's air dates; readings that disagree settled by its data."""
+        pinned = {p for p, f in overrides.files.items() if f.season is not None or f.episodes}
+        open_ = {s: d for s, d in disagreements.items() if s not in pinned}
+        dates = {i.air_date for i in items if i.role is Role.VIDEO and i.air_date and not i.episodes}
+        dates |= {o.air_date for d in open_.values() for o in d.options if o.air_date}
+        if not dates and not open_:
+            return items
+        aired = await matcher.aired(match, sorted(d for d in dates if d), reasons) \
+            if match is not None and dates else ({} if not dates else None)
+        who = f"{provider_name(match.provider)}'s {label(match)}" if match is not None else "no provider"
+        settled, found = settle(items, open_, season_counts(match) if match else None, aired, who)
+        reasons.extend(found)
+        return settled
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
         loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]

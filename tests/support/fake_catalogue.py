@@ -9,6 +9,7 @@ a web channel without a country on TVMaze / 1990 BBC One). TVDB names those `Sha
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 # ISO 3166-1 alpha-2 -> the alpha-3 lowercase code TVDB uses, for the countries in the catalogue.
@@ -40,6 +41,19 @@ class FakeTitle:
     end_year: int | None = None              # the last air year of a show
     tvdb_name: str | None = None             # TVDB's English name when it differs (`Shameless (US)`)
     translations: dict[str, str] = field(default_factory=dict)   # ISO 639-1 -> translated title
+    aired: dict[tuple[int, int], str] = field(default_factory=dict)   # (season, episode) -> ISO air date
+    directors: list[str] = field(default_factory=list)            # a film's directors, a show's creators
+    cast: list[str] = field(default_factory=list)
+
+    def air_date(self, season: int, episode: int) -> str:
+        """The day an episode aired: `aired`'s, else weekly from April 15 of its season's year."""
+        start = dt.date(self.year + season - 1, 4, 15)
+        return self.aired.get((season, episode)) or (start + dt.timedelta(weeks=episode - 1)).isoformat()
+
+    def episodes(self) -> list[tuple[int, int, str]]:
+        """Every (season, episode, air date), in aired order."""
+        return [(s, e, self.air_date(s, e)) for s, count in sorted(self.seasons.items())
+                for e in range(1, count + 1)]
 
     def names(self) -> list[str]:
         """Every name a search may match."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
@@ -117,6 +117,7 @@ class _Series(BaseModel):
 class _Episode(BaseModel):
     seasonNumber: int | None = None
     number: int | None = None
+    aired: str | None = None
 
 
 class _EpisodePage(BaseModel):
@@ -321,6 +322,17 @@ class TvdbProvider:
             overview=clean_text(series.overview, 2000),
             details={k: v for k, v in details.items() if v is not None},
         )
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The aired-order (season, episode) pairs of each date (`episodes/default?airDate=`)."""
+        ident = numeric_id(self.name, provider_id, prefix="series-")
+        found: dict[str, tuple[tuple[int, int], ...]] = {}
+        for date in dates:
+            page = await self._get(f"/series/{ident}/episodes/default", {"page": 0, "airDate": date},
+                                   _Envelope[_EpisodePage])
+            found[date] = tuple((e.seasonNumber, e.number) for e in (page.data.episodes if page.data else [])
+                                if e.seasonNumber is not None and e.number is not None and e.aired == date)
+        return found
 
     async def ping(self) -> ServiceStatus:
         """Log in if needed and read a tiny list (`/series/statuses`); never raises."""

@@ -1,0 +1,118 @@
+"""Numbering that must never be confidently wrong: dates, folders that disagree, seasonless episodes.
+
+The recognizer runs with the real TMDB/TVDB/TVMaze adapters against their local fakes, no LLM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jellybit.core.records import RecognitionDraft
+from tests.engine.test_recognizer import GB, blocking, codes, item, recognizer, request
+from tests.support.fake_metadata import Catalogue, FakeTitle
+
+# A daily show TVDB/TMDB/TVMaze number by year (S2019E45) and one they number by season (S03E10).
+EVENING = FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
+                    tvmaze_id=5503, imdb_id="tt5500001", slug="evening-show", network="NBC",
+                    aired={(2018, 1): "2018-12-20", (2018, 2): "2018-12-21", (2018, 3): "2018-12-24",
+                           (2019, 1): "2019-03-08", (2019, 2): "2019-03-11", (2019, 3): "2019-03-12"})
+LATE = FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
+                 tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
+                 aired={(3, 10): "2019-03-11", (3, 11): "2019-03-12"})
+# 12 + 12 + 24 episodes: absolute 30 is S03E06.
+LONG = FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
+                 tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE")
+
+
+@pytest.fixture
+def shows(fake_catalogue: Catalogue) -> Catalogue:
+    for title in (EVENING, LATE, LONG):
+        fake_catalogue.add(title)
+    return fake_catalogue
+
+
+async def recognize(providers: list[Any], name: str, paths: list[str]) -> RecognitionDraft:
+    return await recognizer(None, providers).recognize(request(name, [(p, GB) for p in paths]))
+
+
+@pytest.mark.parametrize("path", [
+    "Evening.Show.2019.03.11.720p.HDTV/evening.show.2019.03.11.mkv",      # the held-out failure
+    "Evening.Show.2019.03.11.720p.HDTV/Evening.Show.2019.03.11.720p.HDTV.mkv",
+    "evening.show.2019.03.11.mkv",
+])
+async def test_a_dated_daily_show_is_numbered_by_the_providers_air_dates(
+        providers: list[Any], shows: Catalogue, path: str) -> None:
+    draft = await recognize(providers, path.split("/")[0], [path])
+    video = item(draft, path)
+    # the provider numbers by year: Jellyfin's date naming, never S01E03
+    assert (video.season, video.episodes, video.air_date) == (2019, (), "2019-03-11"), draft.reasons
+    assert draft.automatic, draft.reasons
+
+
+async def test_a_daily_show_numbered_by_season_takes_the_episode_of_that_day(
+        providers: list[Any], shows: Catalogue) -> None:
+    path = "Late.Report.2019.03.11.720p.HDTV/late.report.2019.03.11.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    assert (item(draft, path).season, item(draft, path).episodes) == (3, (10,)), draft.reasons
+    assert draft.automatic, draft.reasons
+
+
+async def test_a_date_the_provider_does_not_list_goes_to_review(providers: list[Any], shows: Catalogue) -> None:
+    path = "Evening.Show.2019.03.09.720p.HDTV/evening.show.2019.03.09.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    assert "air_date_unlisted" in blocking(draft), draft.reasons
+    assert not draft.automatic
+    assert item(draft, path).season != 1
+
+
+async def test_a_folder_and_file_numbering_the_provider_cannot_settle_is_a_conflict(
+        providers: list[Any], shows: Catalogue) -> None:
+    # the folder says S01E02, the file's date is S03E10: both exist at the provider
+    path = "Late.Report.S01E02.720p.HDTV/late.report.2019.03.11.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    assert "numbering_conflict" in blocking(draft), draft.reasons
+    assert not draft.automatic
+    message = next(r.message for r in draft.reasons if r.code == "numbering_conflict")
+    assert "aired 2019-03-11" in message and "S01E02" in message
+
+
+async def test_a_conflict_the_provider_settles_is_laid_out(providers: list[Any], shows: Catalogue) -> None:
+    # the folder says S03E10 and the file's date is S03E10's: one reading fits
+    path = "Late.Report.S03E10.720p.HDTV/late.report.2019.03.11.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    assert "numbering_conflict" not in codes(draft), draft.reasons
+    assert (item(draft, path).season, item(draft, path).episodes) == (3, (10,))
+
+
+async def test_two_seasons_in_folder_and_file_that_both_fit_are_a_conflict(
+        providers: list[Any], shows: Catalogue) -> None:
+    path = "Long.Saga.S02.720p.HDTV/Long.Saga.S03E04.720p.mkv"
+    draft = await recognize(providers, "Long.Saga.S02.720p.HDTV", [path])
+    assert "numbering_conflict" in blocking(draft), draft.reasons
+
+
+async def test_two_seasons_of_which_one_does_not_fit_are_settled(providers: list[Any], shows: Catalogue) -> None:
+    # season 2 has 12 episodes: only S03E20 fits
+    path = "Long.Saga.S02.720p.HDTV/Long.Saga.S03E20.720p.mkv"
+    draft = await recognize(providers, "Long.Saga.S02.720p.HDTV", [path])
+    assert "numbering_conflict" not in codes(draft), draft.reasons
+    assert (item(draft, path).season, item(draft, path).episodes) == (3, (20,))
+
+
+async def test_an_episode_number_beyond_season_one_is_absolute(providers: list[Any], shows: Catalogue) -> None:
+    path = "Long.Saga.E30.German.720p.WEB.mkv"
+    draft = await recognize(providers, path, [path])
+    assert (item(draft, path).season, item(draft, path).episodes) == (3, (6,)), draft.reasons
+    assert "absolute_mapped" in codes(draft)
+    assert "episode_not_in_season" not in codes(draft)
+
+
+async def test_an_episode_number_within_season_one_keeps_its_assumption_visible(
+        providers: list[Any], shows: Catalogue) -> None:
+    path = "Long Saga Episode 9 720p.mkv"
+    draft = await recognize(providers, path, [path])
+    assert (item(draft, path).season, item(draft, path).episodes) == (1, (9,)), draft.reasons
+    assumed = next(r for r in draft.reasons if r.code == "season_assumed")
+    assert not assumed.blocking
