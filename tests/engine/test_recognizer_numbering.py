@@ -59,7 +59,8 @@ async def test_a_daily_show_numbered_by_season_takes_the_episode_of_that_day(
     assert draft.automatic, draft.reasons
 
 
-async def test_a_date_the_provider_does_not_list_goes_to_review(providers: list[Any], shows: Catalogue) -> None:
+async def test_a_date_the_provider_does_not_list_goes_to_review(providers: list[Any],
+                                                                shows: Catalogue) -> None:
     path = "Evening.Show.2019.03.09.720p.HDTV/evening.show.2019.03.09.mkv"
     draft = await recognize(providers, path.split("/")[0], [path])
     assert "air_date_unlisted" in blocking(draft), draft.reasons
@@ -75,7 +76,8 @@ async def test_a_folder_and_file_numbering_the_provider_cannot_settle_is_a_confl
     assert "numbering_conflict" in blocking(draft), draft.reasons
     assert not draft.automatic
     message = next(r.message for r in draft.reasons if r.code == "numbering_conflict")
-    assert "aired 2019-03-11" in message and "S01E02" in message
+    assert "aired 2019-03-11" in message
+    assert "S01E02" in message
 
 
 async def test_a_conflict_the_provider_settles_is_laid_out(providers: list[Any], shows: Catalogue) -> None:
@@ -93,7 +95,8 @@ async def test_two_seasons_in_folder_and_file_that_both_fit_are_a_conflict(
     assert "numbering_conflict" in blocking(draft), draft.reasons
 
 
-async def test_two_seasons_of_which_one_does_not_fit_are_settled(providers: list[Any], shows: Catalogue) -> None:
+async def test_two_seasons_of_which_one_does_not_fit_are_settled(providers: list[Any],
+                                                                 shows: Catalogue) -> None:
     # season 2 has 12 episodes: only S03E20 fits
     path = "Long.Saga.S02.720p.HDTV/Long.Saga.S03E20.720p.mkv"
     draft = await recognize(providers, "Long.Saga.S02.720p.HDTV", [path])
@@ -101,7 +104,8 @@ async def test_two_seasons_of_which_one_does_not_fit_are_settled(providers: list
     assert (item(draft, path).season, item(draft, path).episodes) == (3, (20,))
 
 
-async def test_an_episode_number_beyond_season_one_is_absolute(providers: list[Any], shows: Catalogue) -> None:
+async def test_an_episode_number_beyond_season_one_is_absolute(providers: list[Any],
+                                                               shows: Catalogue) -> None:
     path = "Long.Saga.E30.German.720p.WEB.mkv"
     draft = await recognize(providers, path, [path])
     assert (item(draft, path).season, item(draft, path).episodes) == (3, (6,)), draft.reasons
