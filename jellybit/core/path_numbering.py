@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from jellybit.core.numbering import map_absolute
 from jellybit.core.reasons import reason
 from jellybit.core.records import PlanItem, Reason, Role
-from jellybit.core.release import Release
+from jellybit.core.release import Release, parse_many, parse_release
 
 # date -> the (season, episode) pairs the provider lists as aired that day; None: could not be asked
 Aired = Mapping[str, tuple[tuple[int, int], ...]]
@@ -201,3 +201,13 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
         found.append(reason("air_date_unlisted", f"{len(unlisted)} video(s) are named by air date and "
                             f"{who} {said}; a date is never numbered by assumption"))
     return out, found
+
+
+def read_paths(videos: Sequence[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
+    """Every video's path read whole, corrected by its file name and its folder read alone."""
+    whole = dict(zip(videos, parse_many(videos), strict=True))
+    folders = {f: parse_release(f) for f in dict.fromkeys(folder_of(v) for v in videos) if f}
+    if not folders:
+        return whole, {}
+    alone = dict(zip(videos, parse_many([v.rsplit("/", 1)[-1] for v in videos]), strict=True))
+    return reconcile(videos, whole, alone, folders)

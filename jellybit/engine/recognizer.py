@@ -32,7 +32,7 @@ from jellybit.core.numbering import (
     plan_film,
     read_overrides,
 )
-from jellybit.core.path_numbering import Disagreement, folder_of, reconcile, settle
+from jellybit.core.path_numbering import Disagreement, read_paths, settle
 from jellybit.core.ports import (
     LlmAnswer,
     LlmClient,
@@ -54,9 +54,9 @@ from jellybit.core.records import (
     Role,
     Work,
 )
-from jellybit.core.release import Release, parse_many, parse_release
+from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import titles_distance
-from jellybit.engine.context_match import stated_pick
+from jellybit.engine.context_match import stated_pick, words_reasons
 from jellybit.engine.metadata_match import Match, Matcher, describe
 from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
@@ -147,16 +147,6 @@ def _outage(matcher: Matcher, outcome: Match, decided: bool) -> list[Reason]:
     down = "; ".join(matcher.unavailable.values())
     return [reason("provider_unavailable", f"could not ask every metadata provider ({down[:300]}); "
                    "Jellybit tries again by itself when they are back")]
-
-
-def _read_paths(videos: Sequence[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
-    """Every video's path read whole, corrected by its file name and its folder read alone."""
-    whole = dict(zip(videos, parse_many(videos), strict=True))
-    folders = {f: parse_release(f) for f in dict.fromkeys(folder_of(v) for v in videos) if f}
-    if not folders:
-        return whole, {}
-    alone = dict(zip(videos, parse_many([v.rsplit("/", 1)[-1] for v in videos]), strict=True))
-    return reconcile(videos, whole, alone, folders)
 
 
 @dataclass(frozen=True)
@@ -319,7 +309,7 @@ class RecognitionEngine:
             name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases, disagreements = _read_paths(videos)
+        releases, disagreements = read_paths(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -330,7 +320,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases, disagreements = _read_paths(videos)
+            releases, disagreements = read_paths(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said)
         reasons.extend([*refused, *track_reasons])
@@ -370,10 +360,8 @@ class RecognitionEngine:
             items = [planned.get(i.source, i) for i in items]
         reasons.extend(numbering_reasons(items, match, media_type is MediaType.SERIES))
         reasons.extend(self._track_reasons(items))
-        names = (name, *reading.titles, *(n for c in outcome.candidates for n in candidate_names(c)),
-                 *(candidate_names(match) if match else ()))
-        reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
-                                      overrides.season is not None))
+        reasons.extend(words_reasons(stated, name, reading, outcome, answer is not None, unused_ids, torrent,
+                                      releases, overrides, reasons))
         return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
                            sources=evidence_sources(stated, overrides))
 
