@@ -1,4 +1,4 @@
-"""The user's words against a work's names and people: scripts, Russian endings, spellings, and the weighing."""
+"""The user's words against a work's names and people (scripts, Russian endings, spellings), weighed."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def test_a_stray_word_is_a_note_only_when_the_evidence_is_exact() -> None:
     assert exact["context_note"][1] is False
     assert "context_unused" not in exact
     inexact = _reasons("Kopenhagen kids", people=PEOPLE, exact=False)
-    assert inexact["context_unused"] == ("these words of your context were not used: “Kopenhagen”, “kids”", True)
+    assert inexact["context_unused"] == (
+        "these words of your context were not used: “Kopenhagen”, “kids”", True)
 
 
 def test_numbers_and_other_candidates_titles_always_block() -> None:
