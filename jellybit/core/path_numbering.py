@@ -85,7 +85,9 @@ def _conflict(file: Option, folder: Option, folder_release: Release) -> bool:
         return bool(file.episodes or file.absolute) and file.air_date != folder.air_date
     if file.season is not None and folder.season is not None:
         if folder.episodes:
-            return (file.season, file.episodes) != (folder.season, folder.episodes) and bool(file.episodes)
+            # a folder naming a pack's range (`S02E01-E10`) holds each of its files' episodes
+            within = file.season == folder.season and set(file.episodes) <= set(folder.episodes)
+            return bool(file.episodes) and not within
         return file.season not in (folder_release.seasons or (folder.season,))
     if file.absolute and not file.episodes and folder.season is not None and folder.episodes:
         return True
@@ -140,6 +142,17 @@ def _placed(option: Option, counts: Mapping[int, int] | None, aired: Aired | Non
     return None
 
 
+def _places(disagreement: Disagreement, counts: Mapping[int, int] | None, aired: Aired | None
+            ) -> set[tuple[int, tuple[int, ...]]]:
+    """Where the provider puts each reading; a pack's range that holds the one episode is no rival."""
+    places = {p for p in (_placed(o, counts, aired) for o in disagreement.options) if p is not None}
+    singles = {p for p in places if len(p[1]) == 1}
+    ranges = places - singles
+    if singles and ranges and all(any(s == r[0] and set(e) <= set(r[1]) for r in ranges) for s, e in singles):
+        return singles
+    return places
+
+
 def _by_date(item: PlanItem, listed: tuple[tuple[int, int], ...]) -> PlanItem:
     season, episode = listed[0]
     assert item.air_date is not None
@@ -165,7 +178,7 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
             continue
         disagreement = disagreements.get(item.source)
         if disagreement is not None:
-            places = {p for p in (_placed(o, counts, aired) for o in disagreement.options) if p is not None}
+            places = _places(disagreement, counts, aired)
             if len(places) == 1:
                 season, episodes = places.pop()
                 numbered[item.source] = item.with_(season=season, episodes=episodes, air_date=None)

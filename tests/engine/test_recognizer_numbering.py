@@ -120,3 +120,11 @@ async def test_an_episode_number_within_season_one_keeps_its_assumption_visible(
     assert (item(draft, path).season, item(draft, path).episodes) == (1, (9,)), draft.reasons
     assumed = next(r for r in draft.reasons if r.code == "season_assumed")
     assert not assumed.blocking
+
+
+async def test_a_folder_naming_the_packs_range_holds_its_files(providers: list[Any]) -> None:
+    name = "Фарго | Fargo | S2E1-10 of 10 [2015, WEB-DL 1080p]"
+    paths = [f"{name}/Fargo.S02E{e:02d}.1080p.WEB-DL.mkv" for e in range(1, 11)]
+    draft = await recognize(providers, name, paths)
+    assert "numbering_conflict" not in codes(draft), draft.reasons
+    assert [(v.season, v.episodes) for v in draft.plan.videos()] == [(2, (e,)) for e in range(1, 11)]
