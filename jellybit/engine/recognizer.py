@@ -126,6 +126,17 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
+def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
+    """The LLM's year is the matched show's and the name's a later year of its run (a season's release)."""
+    parsed, llm = understanding.years
+    if match is None or match.media_type is not MediaType.SERIES or None in (parsed, llm, match.year):
+        return False
+    last = match.details.get("last_year")
+    end = last if isinstance(last, int) else parsed
+    return bool(llm == match.year and parsed is not None and match.year is not None
+                and match.year <= parsed <= (end or parsed))
+
+
 def _last_episodes(releases: Iterable[Release], season: int | None) -> tuple[tuple[int, int], ...]:
     """The highest episode the files number in each season (plain numbering, not absolute)."""
     last: dict[int, int] = {}
@@ -158,6 +169,7 @@ class _Understanding:
     original_title: str | None
     parsed_titles: tuple[str, ...] = ()
     llm_titles: tuple[str, ...] = ()
+    years: tuple[int | None, int | None] = (None, None)      # the release name's, the LLM's
 
 
 class RecognitionEngine:
@@ -251,7 +263,8 @@ class RecognitionEngine:
         country = stated.country or torrent.country or (first_file.country if first_file else None)
         reading = Reading(media_type, titles, year, season, country=country,
                           last_episodes=_last_episodes(releases.values(), season))
-        return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
+        return _Understanding(reading, search_type, original, parsed_titles, llm_titles,
+                              (parsed_year, llm_year))
 
     # ------------------------------------------------------------------------------------- match
 
@@ -343,6 +356,8 @@ class RecognitionEngine:
                                         reasons)
         match = outcome.pick
         reasons.extend(_title_disagreement(understanding, match))
+        if _years_agree(understanding, match):
+            reasons[:] = [r for r in reasons if r.code != "llm_year"]
         reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:

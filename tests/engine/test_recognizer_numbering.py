@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from jellybit.core.records import RecognitionDraft
-from tests.engine.test_recognizer import GB, blocking, codes, item, recognizer, request
+from tests.engine.test_recognizer import GB, answering, blocking, codes, item, recognizer, request
 from tests.support.fake_metadata import Catalogue, FakeTitle
+from tests.support.fake_openai import FakeOpenAI
 
 # A daily show TVDB/TMDB/TVMaze number by year (S2019E45) and one they number by season (S03E10).
 EVENING = FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
@@ -128,3 +129,14 @@ async def test_a_folder_naming_the_packs_range_holds_its_files(providers: list[A
     draft = await recognize(providers, name, paths)
     assert "numbering_conflict" not in codes(draft), draft.reasons
     assert [(v.season, v.episodes) for v in draft.plan.videos()] == [(2, (e,)) for e in range(1, 11)]
+
+
+async def test_a_later_seasons_year_against_the_llms_show_year_is_no_disagreement(
+        llm: Any, providers: list[Any], fake_openai: FakeOpenAI) -> None:
+    name = "Fargo.S02.2015.1080p.WEB-DL"
+    paths = [f"{name}/Fargo.S02E{e:02d}.mkv" for e in (1, 2)]
+    answering(fake_openai, "series", "Fargo", 2014, {p: {"role": "video", "season": 2, "episodes": [e]}
+                                                     for e, p in enumerate(paths, 1)})
+    draft = await recognizer(llm, providers).recognize(request(name, [(p, GB) for p in paths]))
+    assert "llm_year" not in codes(draft), draft.reasons
+    assert draft.automatic, draft.reasons
