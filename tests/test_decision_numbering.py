@@ -28,7 +28,8 @@ EVENING = FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, 
 # This one by season: 2019-03-11 is S03E10.
 LATE = FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
                  tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
-                 aired={(3, 10): "2019-03-11", (3, 11): "2019-03-12"})
+                 aired={(3, 1): "2019-01-07", (3, 10): "2019-03-11",
+                        (3, 11): "2019-03-12"})
 # 12 + 12 + 24 episodes: absolute 30 is S03E06.
 LONG = FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
                  tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE")
