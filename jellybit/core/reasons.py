@@ -28,7 +28,8 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
     Penalty("context_read", 0.0, False, "what the context and hints stated, and the words it came from"),
-    Penalty("context_unused", 0.0, True, "words of the context or hints were not used and no LLM read them"),
+    Penalty("context_unused", 0.0, True, "words of the context or hints that could change the decision were "
+            "not used and no LLM read them"),
     Penalty("context_season", 0.0, True, "the context or a hint names another season than the file names"),
     Penalty("context_note", 0.0, False, "words of the context matched nothing but could not change the "
             "decision; shown, not used"),
