@@ -103,7 +103,7 @@ async def test_tmdb_series_details_have_seasons_and_ids(fake_tmdb: FakeTmdb, mak
     assert fargo.url == "https://www.themoviedb.org/tv/60622"
     (call,) = fake_tmdb.calls("/tv/60622")
     assert set(call.param("append_to_response").split(",")) == {
-        "alternative_titles", "external_ids", "translations"}
+        "alternative_titles", "external_ids", "translations", "credits"}
 
 
 async def test_tmdb_movie_details_have_aliases_and_no_seasons(
