@@ -191,9 +191,10 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
             listed = (aired or {}).get(item.air_date) or ()
             if len(listed) == 1:
                 numbered[item.source] = _by_date(item, listed)
+            elif aired is None or item.air_date not in aired:
+                unlisted.append(f"{item.air_date} (not looked up)" if aired is not None else item.air_date)
             else:
-                many = f"{len(listed)} episodes" if listed else "no episode"
-                unlisted.append(f"{many} on {item.air_date}" if aired is not None else item.air_date)
+                unlisted.append(f"{f'{len(listed)} episodes' if listed else 'no episode'} on {item.air_date}")
     out = []
     for item in items:
         if item.source in numbered:

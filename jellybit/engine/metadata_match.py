@@ -33,7 +33,7 @@ PREFERENCE = {MediaType.SERIES: ("tvdb", "tmdb", "tvmaze"), MediaType.MOVIE: ("t
 DETAILS_FOR = 3              # works whose listings get their details (seasons, aliases, ids)
 MAX_QUERIES = 3              # searches per reading: the title, then other names while nothing fits
 MAX_KEPT = 12                # candidates kept on the recognition
-MAX_DATES = 60               # air dates looked up per recognition (a month of a daily show, twice)
+MAX_DATES = 1000             # air dates looked up per recognition (about four years of a daily show)
 
 
 @dataclass

@@ -254,7 +254,7 @@ class FakeTvdb(_CatalogueServer):
                 return Reply(404, {"status": "failure", "message": "NotFoundException", "data": None})
             if match.group(2) == "extended":
                 return self._ok(self._series(t, extended=True))
-            return self._episodes(t, int(r.param("page") or 0), r.param("airDate"))
+            return self._episodes(t, int(r.param("page") or 0))
         return Reply(404, {"status": "failure", "message": "route not found", "data": None})
 
     def _ok(self, data: Any, links: dict[str, Any] | None = None) -> Reply:
@@ -321,10 +321,10 @@ class FakeTvdb(_CatalogueServer):
             body["remoteIds"] = self._remote_ids(t)
         return body
 
-    def _episodes(self, t: FakeTitle, page: int, aired: str | None = None) -> Reply:
+    def _episodes(self, t: FakeTitle, page: int) -> Reply:
         episodes = [{"id": t.tvdb_id * 1000 + s * 100 + e, "seriesId": t.tvdb_id, "seasonNumber": s,
                      "number": e, "name": f"Episode {e}", "aired": day}
-                    for s, e, day in t.episodes() if aired is None or day == aired]
+                    for s, e, day in t.episodes()]
         size = self.episode_page_size
         chunk = episodes[page * size:(page + 1) * size]
         more = (page + 1) * size < len(episodes)
@@ -350,7 +350,7 @@ class FakeTvmaze(_CatalogueServer):
             found = [t for t in self.catalogue.search(r.param("q") or "", "series") if t.tvmaze_id]
             return Reply(200, [{"score": round(0.9 - i * 0.1, 2), "show": self._show(t)}
                                for i, t in enumerate(found)])
-        match = re.fullmatch(r"/shows/(\d+)(/seasons|/episodes|/akas|/episodesbydate)?", r.path)
+        match = re.fullmatch(r"/shows/(\d+)(/seasons|/episodes|/akas)?", r.path)
         if not match:
             return not_found
         t = self.catalogue.by("tvmaze", match.group(1))
@@ -363,9 +363,6 @@ class FakeTvmaze(_CatalogueServer):
             return Reply(200, self._episodes(t))
         if sub == "/akas":
             return Reply(200, self._akas(t))
-        if sub == "/episodesbydate":
-            day = [e for e in self._episodes(t) if e["airdate"] == r.param("date")]
-            return Reply(200, day) if day else not_found
         people = [{"id": 600 + i, "name": n, "url": f"https://www.tvmaze.com/people/{600 + i}"}
                   for i, n in enumerate([*t.directors, *t.cast])]
         show = self._show(t)

@@ -66,10 +66,6 @@ class _Episode(BaseModel):
     airdate: str | None = None
 
 
-class _Episodes(RootModel[list[_Episode]]):
-    pass
-
-
 class _Person(BaseModel):
     name: str | None = None
 
@@ -77,10 +73,6 @@ class _Person(BaseModel):
 class _Credit(BaseModel):
     person: _Person | None = None
     type: str | None = None              # crew only: Creator, Director, ...
-
-
-class _Credits(RootModel[list[_Credit]]):
-    pass
 
 
 class _Embedded(BaseModel):
@@ -170,9 +162,7 @@ class TvmazeProvider:
         if media_type_of(media_type) is not MediaType.SERIES:
             raise InvalidArgument("tvmaze has shows only; movies come from TMDB")
         ident = numeric_id(self.name, provider_id)
-        show = await self._api.get_json(
-            f"/shows/{ident}", {"embed[]": ["seasons", "episodes", "cast", "crew"]}, model=_Show
-        )
+        show = await self._show(ident)
         akas = await self._api.get_json(f"/shows/{ident}/akas", model=_Akas)
         counted = Counter(e.season for e in show.embedded.episodes if e.season is not None and e.number)
         seasons: dict[str, int] = {}
@@ -194,20 +184,19 @@ class TvmazeProvider:
             "people": people_of(show.embedded.crew, show.embedded.cast),
         })
 
+    async def _show(self, ident: str) -> _Show:
+        return await self._api.get_json(
+            f"/shows/{ident}", {"embed[]": ["seasons", "episodes", "cast", "crew"]}, model=_Show)
+
     async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
-        """The (season, episode) pairs aired on each date (`/shows/{id}/episodesbydate`)."""
-        ident = numeric_id(self.name, provider_id)
-        found: dict[str, tuple[tuple[int, int], ...]] = {}
-        for date in dates:
-            try:
-                episodes = await self._api.get_json(f"/shows/{ident}/episodesbydate", {"date": date},
-                                                    model=_Episodes)
-            except MetadataNotFound:
-                found[date] = ()             # TVMaze answers 404 for a day without an episode
-                continue
-            found[date] = tuple((e.season, e.number) for e in episodes.root
-                                if e.season is not None and e.number is not None and e.airdate == date)
-        return found
+        """The (season, episode) pairs aired on each date, from the show's embedded episode list."""
+        show = await self._show(numeric_id(self.name, provider_id))
+        wanted = set(dates)
+        by_date: dict[str, list[tuple[int, int]]] = {d: [] for d in wanted}
+        for e in show.embedded.episodes:
+            if e.airdate in wanted and e.season is not None and e.number is not None:
+                by_date[e.airdate].append((e.season, e.number))
+        return {d: tuple(pairs) for d, pairs in by_date.items()}
 
     def _candidate(self, show: _Show) -> Candidate:
         image = show.image or _Image()
