@@ -178,7 +178,7 @@ async def test_tvmaze_search_and_details(fake_tvmaze: FakeTvmaze, make) -> None:
     assert method.details["original_language"] == "ru"
     assert method.details["external_ids"] == {"tvdb": "300241", "imdb": "tt4733812"}
     (call,) = fake_tvmaze.calls("/shows/8137")
-    assert call.query["embed[]"] == ["seasons", "episodes"]
+    assert call.query["embed[]"] == ["seasons", "episodes", "cast", "crew"]
     assert await provider.search(MetadataQuery("Fargo", media_type="movie")) == []
 
 
