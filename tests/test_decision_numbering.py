@@ -15,24 +15,12 @@ import pytest
 
 from jellybit.core.states import State
 from tests.support.decisions import LLM_MODES, Case, DecisionStack
+from tests.support.fake_catalogue import numbering_shows
 from tests.support.fake_metadata import Catalogue, FakeTitle
 from tests.support.fake_openai import file_entry, llm_answer
 
 pytestmark = pytest.mark.parametrize("decisions", LLM_MODES, indirect=True)
 
-# TVDB numbers this daily show by year (S2019E02), as it does the real ones.
-EVENING = FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
-                    tvmaze_id=5503, imdb_id="tt5500001", slug="evening-show", network="NBC",
-                    aired={(2018, 1): "2018-12-20", (2018, 2): "2018-12-21", (2018, 3): "2018-12-24",
-                           (2019, 1): "2019-03-08", (2019, 2): "2019-03-11", (2019, 3): "2019-03-12"})
-# This one by season: 2019-03-11 is S03E10.
-LATE = FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
-                 tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
-                 aired={(3, 1): "2019-01-07", (3, 10): "2019-03-11",
-                        (3, 11): "2019-03-12"})
-# 12 + 12 + 24 episodes: absolute 30 is S03E06.
-LONG = FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
-                 tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE")
 PULP = FakeTitle("movie", "Pulp Fiction", 1994, tmdb_id=680, imdb_id="tt0110912", slug="pulp-fiction",
                  directors=["Quentin Tarantino"], cast=["John Travolta", "Uma Thurman", "Samuel L. Jackson"],
                  network="Miramax", translations={"ru": "Криминальное чтиво"})
@@ -46,7 +34,7 @@ FARGO = "series/Fargo (2014) [tvdbid-269613]"
 @pytest.fixture
 def catalogue(fake_catalogue: Catalogue) -> Catalogue:
     """The default catalogue plus two daily shows, a long show, a film with its director and an anime."""
-    for title in (EVENING, LATE, LONG, PULP, TITAN):
+    for title in (*numbering_shows(), PULP, TITAN):
         fake_catalogue.add(title)
     return fake_catalogue
 

@@ -11,26 +11,14 @@ import pytest
 
 from jellybit.core.records import RecognitionDraft
 from tests.engine.test_recognizer import GB, answering, blocking, codes, item, recognizer, request
-from tests.support.fake_metadata import Catalogue, FakeTitle
+from tests.support.fake_catalogue import numbering_shows
+from tests.support.fake_metadata import Catalogue
 from tests.support.fake_openai import FakeOpenAI
-
-# A daily show TVDB/TMDB/TVMaze number by year (S2019E45) and one they number by season (S03E10).
-EVENING = FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
-                    tvmaze_id=5503, imdb_id="tt5500001", slug="evening-show", network="NBC",
-                    aired={(2018, 1): "2018-12-20", (2018, 2): "2018-12-21", (2018, 3): "2018-12-24",
-                           (2019, 1): "2019-03-08", (2019, 2): "2019-03-11", (2019, 3): "2019-03-12"})
-LATE = FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
-                 tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
-                 aired={(3, 1): "2019-01-07", (3, 10): "2019-03-11",
-                        (3, 11): "2019-03-12"})
-# 12 + 12 + 24 episodes: absolute 30 is S03E06.
-LONG = FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
-                 tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE")
 
 
 @pytest.fixture
 def shows(fake_catalogue: Catalogue) -> Catalogue:
-    for title in (EVENING, LATE, LONG):
+    for title in numbering_shows():
         fake_catalogue.add(title)
     return fake_catalogue
 

@@ -144,6 +144,27 @@ def us_uk_pairs() -> list[FakeTitle]:
     ]
 
 
+def numbering_shows() -> list[FakeTitle]:
+    """Two daily shows (one numbered by year, one by season) and a show long enough for absolute numbers.
+
+    TVDB numbers `Evening Show` by year, as it does most talk shows: 2019-03-11 is S2019E02.
+    `Late Report` numbers by season: 2019-03-11 is S03E10. `Long Saga` has seasons of 12, 12
+    and 24 episodes: absolute 30 is S03E06.
+    """
+    return [
+        FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
+                  tvmaze_id=5503, imdb_id="tt5500001", slug="evening-show", network="NBC",
+                  aired={(2018, 1): "2018-12-20", (2018, 2): "2018-12-21", (2018, 3): "2018-12-24",
+                         (2019, 1): "2019-03-08", (2019, 2): "2019-03-11", (2019, 3): "2019-03-12"}),
+        FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
+                  tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
+                  aired={(3, 1): "2019-01-07", (3, 10): "2019-03-11", (3, 11): "2019-03-12"},
+                  directors=["Ann Creator"], cast=["Bob Anchor"]),
+        FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
+                  tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE"),
+    ]
+
+
 def default_catalogue() -> Catalogue:
     """Fargo twice (film and series), The Matrix (and a sequel), a Cyrillic-titled show, US/UK pairs."""
     return Catalogue([
