@@ -7,11 +7,13 @@ and the LLM (docs/recognition.md, "Context and hints").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from jellybit.core.context import ContextReading, Finding, read_context
+from jellybit.core.context_words import TERMS
 from jellybit.core.numbering import FileOverride, Overrides
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.reasons import reason
@@ -151,9 +153,20 @@ def _kept(stated: Stated, index: int, finding: Finding) -> bool:
         stated.saids[index].reading, name)
 
 
+# Kinds of word that, unread, could change the decision: numbers (`вторая`), negations, season,
+# episode, year, type and country words, and words that pick another film of a series.
+_DECIDING_KINDS = ("number", "negation", "season", "episode", "year", "media", "country")
+_SEQUEL = (r"parts?|sequel|prequel|remake|original|част\w*|продолжени\w*|сиквел\w*|приквел\w*|ремейк\w*"
+           r"|оригинал\w*")
+_DECIDING = re.compile("|".join([*(f"(?:{t.pattern})" for t in TERMS if t.kind in _DECIDING_KINDS),
+                                 _SEQUEL]), re.IGNORECASE)
+
+
 def _could_decide(word: str, others: frozenset[str]) -> bool:
-    """A number (a season, an episode, a year) or another candidate's title could change the decision."""
-    return any(c.isdigit() for c in word) or (bool(others) and matches(word, others))
+    """A number, season, type, year or country word, or another candidate's title may change the decision."""
+    if any(c.isdigit() for c in word) or _DECIDING.fullmatch(word.strip(".,;:!?«»\"'()").casefold()):
+        return True
+    return bool(others) and matches(word, others)
 
 
 def context_reasons(stated: Stated, *, names: Iterable[str], llm_read: bool,

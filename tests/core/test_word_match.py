@@ -64,3 +64,10 @@ def test_numbers_and_other_candidates_titles_always_block() -> None:
     found = _reasons("Reloaded disc 3 Kopenhagen", others=["The Matrix Reloaded"], exact=True)
     assert found["context_unused"] == ("these words of your context were not used: “Reloaded”, “3”", True)
     assert "“disc”, “Kopenhagen”" in found["context_note"][0]
+
+
+def test_number_sequel_and_negation_words_always_block() -> None:
+    # "The Matrix, the second part, not the first": read by nobody, it must not become a note
+    found = _reasons("Матрица — вторая часть, не первая", exact=True)
+    assert found["context_unused"] == (
+        "these words of your context were not used: “вторая”, “часть”, “первая”", True)
