@@ -108,9 +108,11 @@ async def test_a_cyrillic_context_naming_the_director_confirms_the_film(decision
     assert decisions.tree() == [f"{folder}/Pulp Fiction (1994) [tmdbid-680].mkv"]
 
 
-async def test_an_east_asian_fansub_episode(decisions: DecisionStack, catalogue: Catalogue) -> None:
-    # kept to one Chinese title: the bilingual `[中文标题/English Title]` form is the parser's to read
-    name = "[组名][进击的巨人][07][1080P][简体]"
+# A file name cannot hold `/`: a bilingual bracket uses the full-width `／` (or ` _ `).
+@pytest.mark.parametrize("name", ["[组名][进击的巨人][07][1080P][简体]",
+                                  "[组名][进击的巨人／Attack on Titan][07][1080P][简体]"])
+async def test_an_east_asian_fansub_episode(decisions: DecisionStack, catalogue: Catalogue,
+                                            name: str) -> None:
     outcome = await decisions.run(Case(name, {f"{name}.mkv": 60_000},
                                        answer=answer_with("series", "Attack on Titan", 2013,
                                                           {f"{name}.mkv": (1, 7)}, original="進撃の巨人")))

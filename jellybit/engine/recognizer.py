@@ -126,6 +126,21 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
+# `[组名][进击的巨人／Attack on Titan][07]`: a bilingual bracket the parser gives as one title.
+_TITLE_SPLIT = re.compile(r"\s*[／|｜]\s*|\s+[/_]\s+")
+
+
+def _with_parts(titles: Sequence[str]) -> tuple[str, ...]:
+    """The titles, each followed by its parts when it is several names joined by a slash or a bar."""
+    found: list[str] = []
+    for title in titles:
+        found.append(title)
+        parts = [p.strip() for p in _TITLE_SPLIT.split(title) if len(p.strip()) >= 2]
+        if len(parts) > 1:
+            found += parts
+    return tuple(dict.fromkeys(found))
+
+
 def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
     """The LLM's year is the matched show's and the name's a later year of its run (a season's release)."""
     parsed, llm = understanding.years
@@ -240,7 +255,7 @@ class RecognitionEngine:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)
-        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
+        parsed_titles = _with_parts(torrent.titles() or (first_file.titles() if first_file else ()))
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
                                      if t))

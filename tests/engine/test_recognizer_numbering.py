@@ -12,7 +12,7 @@ import pytest
 from jellybit.core.records import RecognitionDraft
 from tests.engine.test_recognizer import GB, answering, blocking, codes, item, recognizer, request
 from tests.support.fake_catalogue import numbering_shows
-from tests.support.fake_metadata import Catalogue
+from tests.support.fake_metadata import Catalogue, FakeTitle
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -128,4 +128,18 @@ async def test_a_later_seasons_year_against_the_llms_show_year_is_no_disagreemen
                                                      for e, p in enumerate(paths, 1)})
     draft = await recognizer(llm, providers).recognize(request(name, [(p, GB) for p in paths]))
     assert "llm_year" not in codes(draft), draft.reasons
+    assert draft.automatic, draft.reasons
+
+
+@pytest.mark.parametrize("name", ["[组名][进击的巨人／Attack on Titan][07][1080P][简体]",
+                                  "[SweetSub][进击的巨人 _ Attack on Titan][07][1080P][简体]"])
+async def test_a_bilingual_fansub_title_is_searched_by_each_of_its_names(providers: list[Any],
+                                                                         fake_catalogue: Catalogue,
+                                                                         name: str) -> None:
+    fake_catalogue.add(FakeTitle("series", "Attack on Titan", 2013, original_title="進撃の巨人",
+                                 original_language="ja", seasons={1: 25, 2: 12}, tmdb_id=1429, tvdb_id=267440,
+                                 tvmaze_id=919, country="JP", translations={"zh": "进击的巨人"}))
+    path = f"{name}.mkv"
+    draft = await recognize(providers, path, [path])
+    assert (draft.provider_id, item(draft, path).season, item(draft, path).episodes) == ("267440", 1, (7,))
     assert draft.automatic, draft.reasons
