@@ -153,10 +153,14 @@ def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool
 
 
 def _last_episodes(releases: Iterable[Release], season: int | None) -> tuple[tuple[int, int], ...]:
-    """The highest episode the files number in each season (plain numbering, not absolute)."""
+    """The highest episode the files number in each season (plain numbering, not absolute).
+
+    A season the parser only assumed (`Show.E0987`) says nothing: the number may be absolute.
+    """
     last: dict[int, int] = {}
     for release in releases:
-        number = release.single_season if release.single_season is not None else season
+        own = None if release.season_assumed else release.single_season
+        number = own if own is not None else season
         if number and release.episodes:
             last[number] = max(last.get(number, 0), max(release.episodes))
     return tuple(sorted(last.items()))
@@ -277,7 +281,8 @@ class RecognitionEngine:
         # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
         country = stated.country or torrent.country or (first_file.country if first_file else None)
         reading = Reading(media_type, titles, year, season, country=country,
-                          last_episodes=_last_episodes(releases.values(), season))
+                          last_episodes=_last_episodes(releases.values(), next(
+                              (s for s in (overrides.season, stated.season, named) if s is not None), None)))
         return _Understanding(reading, search_type, original, parsed_titles, llm_titles,
                               (parsed_year, llm_year))
 
