@@ -181,7 +181,10 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
             places = _places(disagreement, counts, aired)
             if len(places) == 1:
                 season, episodes = places.pop()
-                numbered[item.source] = item.with_(season=season, episodes=episodes, air_date=None)
+                dated = next((o.air_date for o in disagreement.options if o.air_date and not o.episodes
+                              and (aired or {}).get(o.air_date) == ((season, episodes[0]),)), None)
+                numbered[item.source] = _by_date(item.with_(air_date=dated), ((season, episodes[0]),)) \
+                    if dated else item.with_(season=season, episodes=episodes, air_date=None)
             else:
                 why = "fits neither" if not places else "fits both"
                 conflicts.append(f"'{item.source.rsplit('/', 1)[-1][:80]}': {disagreement.describe()} "

@@ -143,3 +143,21 @@ async def test_a_bilingual_fansub_title_is_searched_by_each_of_its_names(provide
     draft = await recognize(providers, path, [path])
     assert (draft.provider_id, item(draft, path).season, item(draft, path).episodes) == ("267440", 1, (7,))
     assert draft.automatic, draft.reasons
+
+
+async def test_two_dates_are_settled_by_the_one_the_provider_lists(providers: list[Any],
+                                                                   shows: Catalogue) -> None:
+    # the file's 190311 is read day-month-year (2011-03-19); the folder's 2019-03-11 is the listed one
+    path = "Evening.Show.2019.03.11.720p.HDTV/evening.show.190311.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    video = item(draft, path)
+    assert (video.season, video.episodes, video.air_date) == (2019, (), "2019-03-11"), draft.reasons
+    assert draft.automatic, draft.reasons
+
+
+async def test_a_dated_folder_against_the_files_episode_is_settled_by_the_date(providers: list[Any],
+                                                                             shows: Catalogue) -> None:
+    path = "Late.Report.2019.03.11.720p.HDTV/Late.Report.S03E10.720p.mkv"
+    draft = await recognize(providers, path.split("/")[0], [path])
+    assert (item(draft, path).season, item(draft, path).episodes) == (3, (10,)), draft.reasons
+    assert draft.automatic, draft.reasons
