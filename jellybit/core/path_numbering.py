@@ -195,7 +195,8 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
             if len(listed) == 1:
                 numbered[item.source] = _by_date(item, listed)
             elif aired is None or item.air_date not in aired:
-                unlisted.append(f"{item.air_date} (not looked up)" if aired is not None else item.air_date)
+                unlisted.append(f"no answer for {item.air_date} (too many dates)" if aired is not None
+                                else item.air_date)
             else:
                 unlisted.append(f"{f'{len(listed)} episodes' if listed else 'no episode'} on {item.air_date}")
     out = []
@@ -214,7 +215,7 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
                             f"{shown}"))
     if unlisted:
         shown = ", ".join(unlisted[:MAX_SHOWN]) + (" …" if len(unlisted) > MAX_SHOWN else "")
-        said = f"could not be asked for its air dates ({shown})" if aired is None else f"lists {shown}"
+        said = f"has {shown}" if aired is not None else f"gave no air dates to look {shown} up in"
         found.append(reason("air_date_unlisted", f"{len(unlisted)} video(s) are named by air date and "
                             f"{who} {said}; a date is never numbered by assumption"))
     return out, found

@@ -412,7 +412,7 @@ class RecognitionEngine:
             return items
         aired = await matcher.aired(match, sorted(d for d in dates if d), reasons) \
             if match is not None and dates else ({} if not dates else None)
-        who = f"{provider_name(match.provider)}'s {label(match)}" if match is not None else "no provider"
+        who = f"{provider_name(match.provider)}'s {label(match)}" if match is not None else "no matched work"
         settled, found = settle(items, open_, season_counts(match) if match else None, aired, who)
         reasons.extend(found)
         return settled
