@@ -225,7 +225,15 @@ def read_paths(videos: Sequence[str]) -> tuple[dict[str, Release], dict[str, Dis
     """Every video's path read whole, corrected by its file name and its folder read alone."""
     whole = dict(zip(videos, parse_many(videos), strict=True))
     folders = {f: parse_release(f) for f in dict.fromkeys(folder_of(v) for v in videos) if f}
-    if not folders:
+    # A file name is read alone only where the comparison can find something: a dated path, or a
+    # folder that names a season or a date (an anime batch folder's range alone settles nothing).
+    wanted = [v for v in videos if whole[v].air_date or _telling(folders.get(folder_of(v) or ""))]
+    if not wanted:
         return whole, {}
-    alone = dict(zip(videos, parse_many([v.rsplit("/", 1)[-1] for v in videos]), strict=True))
-    return reconcile(videos, whole, alone, folders)
+    alone = dict(zip(wanted, parse_many([v.rsplit("/", 1)[-1] for v in wanted]), strict=True))
+    return reconcile(wanted, whole, alone, folders)
+
+
+def _telling(folder: Release | None) -> bool:
+    option = option_of(folder, "the folder")
+    return option is not None and (option.season is not None or option.air_date is not None)
