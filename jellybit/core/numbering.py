@@ -117,6 +117,15 @@ def map_absolute(numbers: Sequence[int], counts: Mapping[int, int]) -> tuple[int
     return seasons.pop(), tuple(e for _, e in placed)
 
 
+def _beyond_first_season(parsed: Release | None, season: int | None, default: int | None,
+                         episodes: tuple[int, ...], counts: Mapping[int, int] | None) -> bool:
+    """An episode number with an assumed season that season 1 of the provider cannot hold."""
+    if parsed is None or not parsed.season_assumed or season is not None or default is not None:
+        return False
+    first = counts.get(1) if counts else None
+    return bool(first and episodes and max(episodes) > first)
+
+
 @dataclass
 class SeriesNumbering:
     """The outcome of numbering a series' videos: items plus what the numbering had to assume."""
@@ -135,7 +144,8 @@ def number_series(
     counts: Mapping[int, int] | None,
 ) -> SeriesNumbering:
     """Season/episodes for every video: pinned > parser (the LLM must agree) > LLM > absolute mapping."""
-    default_season = overrides.season if overrides.season is not None else torrent.single_season
+    named_default = None if torrent.season_assumed else torrent.single_season
+    default_season = overrides.season if overrides.season is not None else named_default
     numbered: dict[str, tuple[int | None, tuple[int, ...], str | None]] = {}
     assumed, mapped, disagree = [], [], []
     for item in items:
@@ -161,6 +171,9 @@ def number_series(
             elif not air_date:
                 season = answer.season if answer.season is not None and overrides.season is None else season
                 episodes, absolute = tuple(answer.episodes), ()
+        if _beyond_first_season(parsed, season, default_season, episodes, counts):
+            # `Show.E0987`: no season is named and season 1 is too short, so the number is absolute
+            episodes, absolute = (), episodes
         if not episodes and absolute:
             spot = map_absolute(absolute, counts) if counts and overrides.season is None else None
             if spot is not None:

@@ -310,3 +310,10 @@ class MetadataProvider(Protocol):
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """Return one candidate with details (seasons -> episode counts for series)."""
+
+
+class AirDates(Protocol):
+    """Optional on a MetadataProvider: which episodes of a series aired on given dates (daily shows)."""
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """Each date -> the (season, episode) pairs the provider lists as aired that day."""

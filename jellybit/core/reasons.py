@@ -28,8 +28,11 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
     Penalty("context_read", 0.0, False, "what the context and hints stated, and the words it came from"),
-    Penalty("context_unused", 0.0, True, "words of the context or hints were not used and no LLM read them"),
+    Penalty("context_unused", 0.0, True, "words of the context or hints that could change the decision were "
+            "not used and no LLM read them"),
     Penalty("context_season", 0.0, True, "the context or a hint names another season than the file names"),
+    Penalty("context_note", 0.0, False, "words of the context matched nothing but could not change the "
+            "decision; shown, not used"),
     Penalty("llm_answer_dropped", 0.0, False, "parts of the LLM's answer named missing files or bad values"),
     Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
     Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
@@ -56,6 +59,10 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("seasons_unknown", 0.05, False, "the provider gave no episode counts to check against"),
     Penalty("season_assumed", 0.05, False, "no season in the names; season 1 assumed"),
     Penalty("absolute_mapped", 0.05, False, "absolute numbers were mapped onto the provider's seasons"),
+    Penalty("numbering_conflict", 0.40, True, "the file name and its folder number a video differently "
+            "and the provider's data does not settle which is right"),
+    Penalty("air_date_unlisted", 0.30, True, "a video named by air date has no single episode aired that "
+            "day at the provider"),
     Penalty("unmapped_video", 0.40, True, "a video file has no season/episode (or film) assigned"),
     Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
     Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),

@@ -13,6 +13,7 @@ from jellybit.core.classify import classify
 from jellybit.core.confidence import (
     Reading,
     candidate_names,
+    label,
     numbering_reasons,
     provider_name,
     reason,
@@ -31,6 +32,7 @@ from jellybit.core.numbering import (
     plan_film,
     read_overrides,
 )
+from jellybit.core.path_numbering import Disagreement, read_paths, settle
 from jellybit.core.ports import (
     LlmAnswer,
     LlmClient,
@@ -52,9 +54,9 @@ from jellybit.core.records import (
     Role,
     Work,
 )
-from jellybit.core.release import Release, parse_many, parse_release
+from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import titles_distance
-from jellybit.engine.context_match import stated_pick
+from jellybit.engine.context_match import stated_pick, words_reasons
 from jellybit.engine.metadata_match import Match, Matcher, describe
 from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
@@ -124,11 +126,41 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
+# `[组名][进击的巨人／Attack on Titan][07]`: a bilingual bracket the parser gives as one title.
+_TITLE_SPLIT = re.compile(r"\s*[／|｜]\s*|\s+[/_]\s+")
+
+
+def _with_parts(titles: Sequence[str]) -> tuple[str, ...]:
+    """The titles, each followed by its parts when it is several names joined by a slash or a bar."""
+    found: list[str] = []
+    for title in titles:
+        found.append(title)
+        parts = [p.strip() for p in _TITLE_SPLIT.split(title) if len(p.strip()) >= 2]
+        if len(parts) > 1:
+            found += parts
+    return tuple(dict.fromkeys(found))
+
+
+def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
+    """The LLM's year is the matched show's and the name's a later year of its run (a season's release)."""
+    parsed, llm = understanding.years
+    if match is None or match.media_type is not MediaType.SERIES or None in (parsed, llm, match.year):
+        return False
+    last = match.details.get("last_year")
+    end = last if isinstance(last, int) else parsed
+    return bool(llm == match.year and parsed is not None and match.year is not None
+                and match.year <= parsed <= (end or parsed))
+
+
 def _last_episodes(releases: Iterable[Release], season: int | None) -> tuple[tuple[int, int], ...]:
-    """The highest episode the files number in each season (plain numbering, not absolute)."""
+    """The highest episode the files number in each season (plain numbering, not absolute).
+
+    A season the parser only assumed (`Show.E0987`) says nothing: the number may be absolute.
+    """
     last: dict[int, int] = {}
     for release in releases:
-        number = release.single_season if release.single_season is not None else season
+        own = None if release.season_assumed else release.single_season
+        number = own if own is not None else season
         if number and release.episodes:
             last[number] = max(last.get(number, 0), max(release.episodes))
     return tuple(sorted(last.items()))
@@ -156,6 +188,7 @@ class _Understanding:
     original_title: str | None
     parsed_titles: tuple[str, ...] = ()
     llm_titles: tuple[str, ...] = ()
+    years: tuple[int | None, int | None] = (None, None)      # the release name's, the LLM's
 
 
 class RecognitionEngine:
@@ -226,7 +259,7 @@ class RecognitionEngine:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)
-        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
+        parsed_titles = _with_parts(torrent.titles() or (first_file.titles() if first_file else ()))
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
                                      if t))
@@ -248,8 +281,10 @@ class RecognitionEngine:
         # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
         country = stated.country or torrent.country or (first_file.country if first_file else None)
         reading = Reading(media_type, titles, year, season, country=country,
-                          last_episodes=_last_episodes(releases.values(), season))
-        return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
+                          last_episodes=_last_episodes(releases.values(), next(
+                              (s for s in (overrides.season, stated.season, named) if s is not None), None)))
+        return _Understanding(reading, search_type, original, parsed_titles, llm_titles,
+                              (parsed_year, llm_year))
 
     # ------------------------------------------------------------------------------------- match
 
@@ -307,7 +342,7 @@ class RecognitionEngine:
             name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases = dict(zip(videos, parse_many(videos), strict=True))
+        releases, disagreements = read_paths(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -318,7 +353,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases = dict(zip(videos, parse_many(videos), strict=True))
+            releases, disagreements = read_paths(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said)
         reasons.extend([*refused, *track_reasons])
@@ -341,13 +376,16 @@ class RecognitionEngine:
                                         reasons)
         match = outcome.pick
         reasons.extend(_title_disagreement(understanding, match))
+        if _years_agree(understanding, match):
+            reasons[:] = [r for r in reasons if r.code != "llm_year"]
         reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
             default, numbered_llm = stated.numbering(torrent, releases, llm_files, overrides)
             numbering = number_series(items, releases, numbered_llm, default, overrides,
                                       season_counts(match) if match else None)
-            items = numbering.items
+            items = await self._by_provider(matcher, match, numbering.items, disagreements, overrides,
+                                            reasons)
             reasons.extend(numbering.reasons)
             if numbering.disagreements:
                 reasons.append(reason("llm_episodes", f"for {len(numbering.disagreements)} file(s) the LLM's "
@@ -357,12 +395,27 @@ class RecognitionEngine:
             items = [planned.get(i.source, i) for i in items]
         reasons.extend(numbering_reasons(items, match, media_type is MediaType.SERIES))
         reasons.extend(self._track_reasons(items))
-        names = (name, *reading.titles, *(n for c in outcome.candidates for n in candidate_names(c)),
-                 *(candidate_names(match) if match else ()))
-        reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
-                                      overrides.season is not None))
+        reasons.extend(words_reasons(stated, name, reading, outcome, answer is not None, unused_ids, torrent,
+                                      releases, overrides, reasons))
         return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
                            sources=evidence_sources(stated, overrides))
+
+    async def _by_provider(self, matcher: Matcher, match: Candidate | None, items: list[PlanItem],
+                           disagreements: Mapping[str, Disagreement], overrides: Overrides,
+                           reasons: list[Reason]) -> list[PlanItem]:
+        """Dated videos numbered by the provider's air dates; readings that disagree settled by its data."""
+        pinned = {p for p, f in overrides.files.items() if f.season is not None or f.episodes}
+        open_ = {s: d for s, d in disagreements.items() if s not in pinned}
+        dates = {i.air_date for i in items if i.role is Role.VIDEO and i.air_date and not i.episodes}
+        dates |= {o.air_date for d in open_.values() for o in d.options if o.air_date}
+        if not dates and not open_:
+            return items
+        aired = await matcher.aired(match, sorted(d for d in dates if d), reasons) \
+            if match is not None and dates else ({} if not dates else None)
+        who = f"{provider_name(match.provider)}'s {label(match)}" if match is not None else "no matched work"
+        settled, found = settle(items, open_, season_counts(match) if match else None, aired, who)
+        reasons.extend(found)
+        return settled
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
         loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]
