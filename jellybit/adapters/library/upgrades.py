@@ -115,7 +115,9 @@ def holders(plan: Plan, roots: Mapping[str, str], title_links: Sequence[FileLink
 def held_copy(item: PlanItem, torrent_name: str, old: FileLink, old_name: str, laid_at: str) -> HeldCopy:
     """Compare a held video with the copy in the library (file names first, then the torrents')."""
     new_quality = quality_of(os.path.basename(item.source), item.source, torrent_name)
-    old_quality = quality_of(os.path.basename(old.src_path), old.src_path, old_name)
+    # The old source is an absolute path: only its own name and its folder's speak of the release.
+    old_quality = quality_of(os.path.basename(old.src_path), os.path.basename(os.path.dirname(old.src_path)),
+                             old_name)
     return HeldCopy(item.source, old, old_name, laid_at, new_quality, old_quality,
                     compare(new_quality, old_quality))
 
