@@ -19,6 +19,14 @@ _RESOLUTION = re.compile(r"^(\d{3,4})([pi])$")
 _REVISION = re.compile(r"(?<![a-z0-9])(repack|proper|rerip|real)(\d?)(?![a-z])", re.IGNORECASE)
 
 
+class UpgradeChoice(StrEnum):
+    """What to do with a copy of a film or episode the library already has (`upgrade` command)."""
+
+    KEEP_BOTH = "keep_both"      # lay it beside the old one as a Jellyfin version
+    REPLACE = "replace"          # the old library link goes (journaled, undoable); its download stays
+    SKIP = "skip"                # lay nothing of it
+
+
 class Verdict(StrEnum):
     """How a new copy compares with the one already in the library."""
 

@@ -27,7 +27,9 @@ from jellybit.protocol import (
     QueueItem,
     ReasonPayload,
     ReviewPayload,
+    Role,
     SummaryPayload,
+    UpgradePayload,
 )
 
 VERDICTS = ("match", "mismatch", "info")
@@ -159,6 +161,8 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         candidates=candidate_rows(recognition), plan=plan,
         recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
+        upgrades=[UpgradePayload(source=row.source, target=row.target, message=row.note or "")
+                  for row in plan if row.status == "held" and row.role is Role.VIDEO],
     )
 
 

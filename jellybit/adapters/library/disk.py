@@ -170,6 +170,7 @@ class Upgrades:
     decisions: Mapping[str, str]                 # video source -> held | keep_both | replace | skip
     replaced: Mapping[str, FileLink]             # video source -> the other download's row it replaces
     title_at: Mapping[str, FileLink]             # absolute target -> the title's live row there
+    notes: Mapping[str, str] = field(default_factory=dict)   # video source -> what is there, in words
 
     def attached(self, item: PlanItem) -> str | None:
         """The decision that applies to this item: its own (a video) or its video's (a track)."""
@@ -230,7 +231,8 @@ def inspect(
             continue  # naming left it unplaced, or already reports the clash (layout_reasons)
         decision = upgrades.attached(item) if upgrades.decisions else None
         if decision == HELD:
-            items[index] = evolve(item, status=HELD, note="waits for Keep both / Replace / Skip")
+            items[index] = evolve(item, status=HELD, note=upgrades.notes.get(item.source)
+                                  or "waits for Keep both / Replace / Skip on its video")
             continue
         root = roots.get(item.library)
         try:

@@ -193,7 +193,8 @@ class LayoutEngine(TitlesMixin):
             plan = layout_targets(labelled, work, folder=folder)
         title_at = {link.dst_path: link for link in title_links if link.download_id != download.id}
         replaced = {s: copies[s].old for s, d in decisions.items() if d == up.Choice.REPLACE}
-        return plan, Upgrades(decisions, replaced, title_at), up.upgrade_reasons(copies, decisions)
+        notes = {s: c.describe() for s, c in copies.items()}
+        return plan, Upgrades(decisions, replaced, title_at, notes), up.upgrade_reasons(copies, decisions)
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
         """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""

@@ -12,12 +12,11 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from jellybit.core.frozen import evolve
 from jellybit.core.links import FileLink, episode_numbers
 from jellybit.core.numbering import plan_film
-from jellybit.core.quality import Quality, Verdict, compare, quality_of
+from jellybit.core.quality import Quality, UpgradeChoice, Verdict, compare, quality_of
 
 __all__ = ["CHOICES", "HELD", "Choice", "HeldCopy", "Verdict", "decide", "held_copy", "holders",
            "upgrade_reasons", "version_labels"]
@@ -28,14 +27,7 @@ from jellybit.core.release import parse_release
 HELD = "held"       # plan item status: waiting for Keep both / Replace / Skip
 
 
-class Choice(StrEnum):
-    """What a human (or the policy) decided for the held videos of one download."""
-
-    KEEP_BOTH = "keep_both"
-    REPLACE = "replace"
-    SKIP = "skip"
-
-
+Choice = UpgradeChoice
 CHOICES = tuple(c.value for c in Choice)
 
 
