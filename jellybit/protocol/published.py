@@ -173,6 +173,7 @@ class EventPayload(Payload):
     url: str | None = None
     candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
     candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
+    upgrade: str | None = None           # review_requested with a better-copy question: what is there
     command: str | None = None
     code: str | None = None
 

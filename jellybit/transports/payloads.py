@@ -262,6 +262,8 @@ def event_payload(event: Event, recognition: Recognition | None = None,
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
     pick = recommended(recognition) if review else None
+    held = next((i.note for i in recognition.plan.items if i.status == "held" and i.role is Role.VIDEO
+                 and i.note), None) if review and recognition is not None else None
     return EventPayload(
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
@@ -270,6 +272,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
         message=headline_reason(recognition) if review else None,
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
+        upgrade=held[:500] if held else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
 

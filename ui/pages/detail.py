@@ -218,6 +218,8 @@ class DetailView:
         deciding = allowed("apply", state)
         review_sections.decision(review.verdict(download, recognition, data.timeline if data else []),
                                  recognition, state)
+        if recognition is not None and allowed("upgrade", state):
+            review_sections.upgrade_choice(recognition.plan, self.upgrade)
         if recognition is not None:
             items = recognition.candidates
             if items or deciding:
@@ -353,6 +355,14 @@ class DetailView:
             return
         data = await call(self.live, Command.APPLY, payload, button=button,
                           success="Applying: the files are being laid out.")
+        await self._after(data)
+
+    async def upgrade(self, choice: str, button: ui.button) -> None:
+        """Answer the better-copy question (keep both, replace or skip) and lay out."""
+        words = {"keep_both": "Keeping both", "replace": "Replacing the library's copy",
+                 "skip": "Skipping this copy"}
+        data = await call(self.live, Command.UPGRADE, {"id": self.id, "choice": choice}, button=button,
+                          success=f"{words.get(choice, choice)}: laying out.")
         await self._after(data)
 
     async def refine(self, button: ui.button) -> None:
