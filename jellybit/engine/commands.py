@@ -155,6 +155,10 @@ class Commands:
             recognition = await self.store.current_recognition(download.id)
             sources = {i.source for i in recognition.plan.items} if recognition else set()
             pinned = validate_overrides(overrides, sources) if overrides else {}
+            if recognition is not None and "upgrade" not in pinned and any(
+                    i.status == HELD for i in recognition.plan.items):
+                raise InvalidArgument("a copy of this film or episode is already in the library: choose "
+                                      "keep_both, replace or skip (the upgrade command)")
             offered = {c.id for c in recognition.candidates} if recognition else set()
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")

@@ -64,3 +64,15 @@ async def test_upgrade_outside_review_and_for_unknown_ids(make_engine: EngineFac
         await engine.commands.upgrade(download_id, choice="skip")
     with pytest.raises(NotFound):
         await engine.commands.upgrade(UNKNOWN_ID, choice="skip")
+
+
+async def test_a_plain_apply_of_a_held_review_asks_for_the_choice(make_engine: EngineFactory) -> None:
+    engine = await make_engine()
+    download_id = await held_review(engine)
+    before = await snapshot(engine, download_id)
+    with pytest.raises(InvalidArgument, match="choose keep_both, replace or skip"):
+        await engine.commands.apply(download_id)
+    assert await snapshot(engine, download_id) == before
+    applied = await engine.commands.apply(download_id, overrides={"upgrade": "skip"})
+    assert applied.state is State.APPLYING
+    assert (await engine.store.overrides(download_id))["upgrade"] == "skip"
