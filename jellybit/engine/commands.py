@@ -155,7 +155,9 @@ class Commands:
             recognition = await self.store.current_recognition(download.id)
             sources = {i.source for i in recognition.plan.items} if recognition else set()
             pinned = validate_overrides(overrides, sources) if overrides else {}
-            if recognition is not None and "upgrade" not in pinned and any(
+            # A plain Apply cannot answer the better-copy question; another candidate or corrections
+            # may (the film was another one): the preview then decides again.
+            if recognition is not None and chosen is None and not pinned and any(
                     i.status == HELD for i in recognition.plan.items):
                 raise InvalidArgument("a copy of this film or episode is already in the library: choose "
                                       "keep_both, replace or skip (the upgrade command)")

@@ -240,6 +240,7 @@ def test_a_better_copy_offers_keep_both_replace_skip_and_replace_is_undone(
         "this copy is 2160p Remux by FGT: better")
     for name in ("Keep both", "Replace", "Skip"):
         expect(upgrade.get_by_role("button", name=name, exact=True)).to_be_visible()
+    assert action_bar(page) == ["Defer", "Reject…", "Cancel download…"]     # the card answers, not Apply
     check_page(page)
     shoot(page, "detail-upgrade-desktop")
     phone.goto(f"{stack.url}/download/{ident}")

@@ -276,10 +276,13 @@ class DetailView:
         state = self.state
         shown = self.download is not None and any(allowed(c, state) for c in self._buttons)
         self._toolbar.set_visibility(shown)
+        # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
+        asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                button.set_enabled(allowed(command, state))
-                button.set_visibility(allowed(command, state))
+                shown = allowed(command, state) and not (command == "apply" and asks)
+                button.set_enabled(shown)
+                button.set_visibility(shown)
 
     def _overrides(self) -> None:
         with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
