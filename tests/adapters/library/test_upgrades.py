@@ -204,7 +204,7 @@ async def test_whole_title_delete_removes_every_copy(store, media):
     assert media.library_files() == set()
 
 
-async def test_a_policy_keep_both_of_a_film_whose_source_is_gone_still_undoes(store, media):
+async def test_undo_keeps_the_better_copy_when_the_replaced_source_is_gone(store, media):
     engine = _engine(store, media, "replace_if_better")
     old = await _laid_1080p(store, media, engine)
     new, rec = await _film(store, media, "Heat.1995.2160p.UHD.BluRay.REMUX-FGT")
