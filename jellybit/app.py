@@ -193,7 +193,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     providers: list[Any] = []
     if recognizer is None:
         recognizer, closers, llm, providers = _recognizer(config, store)
-    layouter = layouter or LayoutEngine(store, config.paths)
+    layouter = layouter or LayoutEngine(store, config.paths, upgrades=config.layout.upgrades)
     refresher = JellyfinRefresher(config.jellyfin)
 
     def on_done(download: Download) -> None:

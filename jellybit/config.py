@@ -88,6 +88,21 @@ class PathsConfig(Section):
                                         "paths (e.g. inside its container) to local ones.")
 
 
+UpgradePolicy = Literal["ask", "keep_both", "replace_if_better"]
+
+
+class LayoutConfig(Section):
+    """What to do with a better (or another) copy of a film or episode already in the library."""
+
+    upgrades: UpgradePolicy = Field("ask", description="When a new download's target is held by "
+                                    "another download's file of the same film or episode: ask (review "
+                                    "with Keep both / Replace / Skip), keep_both (lay the new copy as a "
+                                    "Jellyfin version beside it), or replace_if_better (replace the old "
+                                    "library link when the new copy is better by resolution, then source, "
+                                    "then a same-group REPACK/PROPER; skip it when it is not better; ask "
+                                    "when the names do not tell). The old download is never touched.")
+
+
 class StorageConfig(Section):
     """The SQLite database."""
 
@@ -347,6 +362,7 @@ class Config(Section):
     qbittorrent: QbittorrentConfig = Field(default_factory=QbittorrentConfig, description="qBittorrent.")
     paths: PathsConfig = Field(default_factory=PathsConfig, description="Paths.")
     storage: StorageConfig = Field(default_factory=StorageConfig, description="Storage.")
+    layout: LayoutConfig = Field(default_factory=LayoutConfig, description="Layout.")
     mqtt: MqttConfig = Field(default_factory=MqttConfig, description="MQTT.")
     llm: LlmConfig = Field(default_factory=LlmConfig, description="LLM.")
     metadata: MetadataConfig = Field(default_factory=MetadataConfig, description="Metadata providers.")

@@ -121,6 +121,13 @@ def test_commented_examples_are_valid() -> None:
         assert secret.get_secret_value()
 
 
+@pytest.mark.parametrize("policy", ["ask", "keep_both", "replace_if_better"])
+def test_the_upgrade_policy_is_read(policy: str) -> None:
+    """layout.upgrades takes its three policies; "ask" is the default."""
+    assert parse_config(f"[layout]\nupgrades = '{policy}'\n", env={}).layout.upgrades == policy
+    assert Config().layout.upgrades == "ask"
+
+
 def test_no_section_is_marked_as_a_later_feature() -> None:
     """Every section of the example configures something that runs (the Telegram bot does now)."""
     assert "later feature" not in EXAMPLE.read_text(encoding="utf-8")
@@ -165,6 +172,7 @@ def test_no_real_secrets_in_the_example() -> None:
         ("[panel]\nport = 70000\n", "panel.port", "less than 65536"),
         ("[mqtt]\nurl = 'http://broker'\n", "mqtt.url", "mqtt://"),
         ("[log]\nlevel = 'LOUD'\n", "log.level", "DEBUG"),
+        ("[layout]\nupgrades = 'replace'\n", "layout.upgrades", "'replace_if_better'"),
         ("[telegram]\nallowed_user_ids = ['me']\n", "telegram.allowed_user_ids.0", "valid integer"),
         ("mqtt = 5\n", "mqtt", "valid dictionary"),
     ],

@@ -180,6 +180,8 @@ def build_request(args: argparse.Namespace) -> tuple[Command, dict[str, Any]]:
         }.items() if v is not None}
         if overrides:
             payload["overrides"] = overrides
+    elif command == "upgrade":
+        payload["choice"] = args.choice.replace("-", "_")
     elif command == "refine":
         payload["hint"] = args.hint
     elif command == "reject" and args.reason:
@@ -295,6 +297,11 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p.add_argument("--title", help="override the title")
     p.add_argument("--year", type=int, help="override the year")
     p.add_argument("--season", type=int, help="override the season")
+    p = add("upgrade", "answer a review's better-copy question: keep both, replace, or skip")
+    p.add_argument("id")
+    p.add_argument("choice", choices=["keep-both", "replace", "skip", "keep_both"],
+                   help="keep-both: a Jellyfin version beside it; replace: the old library link goes "
+                        "(undo brings it back; its download stays); skip: lay nothing of this copy")
     p = add("refine", "add a hint and recognize again")
     p.add_argument("id")
     p.add_argument("hint")

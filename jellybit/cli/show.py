@@ -107,15 +107,21 @@ def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:
     for row in rows[:MAX_PLAN_ROWS]:
         library = f"{row.library}/" if row.library else ""
         target = f"{library}{row.target}" if row.target else "not laid out"
-        mark = f"  [{row.status}]" if row.status in ("collision", "skipped", "copied") else ""
+        mark = f"  [{row.status}]" if row.status in ("collision", "skipped", "copied", "held") else ""
         lines.append(f"  {row.source} → {target}{mark}")
     if len(rows) > MAX_PLAN_ROWS:
         lines.append(f"  … and {len(rows) - MAX_PLAN_ROWS} more (--json lists them all)")
     return lines
 
 
-def next_commands(download_id: str, state: State | str, candidates: int) -> list[str]:
-    """What to run next for a download in this state."""
+def next_commands(download_id: str, state: State | str, candidates: int, *,
+                  upgrade: bool = False) -> list[str]:
+    """What to run next for a download in this state (`upgrade`: its review asks about a better copy)."""
+    if state == State.REVIEW and upgrade:
+        return [f"jellybit upgrade {download_id} keep-both     # lay it beside the copy in the library",
+                f"jellybit upgrade {download_id} replace       # the old library link goes (undo: back)",
+                f"jellybit upgrade {download_id} skip          # lay nothing of this copy",
+                f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
     if state == State.REVIEW:
         chosen = " --candidate 1" if candidates else " --title 'Title' --year YYYY"
         return [f"jellybit apply {download_id}{chosen}     # lay it out (numbers as listed above)",
@@ -141,6 +147,11 @@ def review_block(data: DownloadDetail) -> list[str]:
         for reason in reasons:
             kind = "blocks" if reason.blocking else "note"
             lines.append(f"  [{kind}] {_sentence(reason.message or reason.meaning or '')}")
+    held = [row for row in (recognition.plan if recognition else []) if row.status == "held"
+            and row.role == "video"]
+    if held and state is State.REVIEW:
+        lines.append("Already in your library:")
+        lines.extend(f"  {row.source}: {row.note}" for row in held)
     candidates = recognition.candidates if recognition else []
     if candidates and state is State.REVIEW:
         lines.append("Candidates (apply one with --candidate N):")
@@ -156,7 +167,7 @@ def review_block(data: DownloadDetail) -> list[str]:
         lines.append("In the library:")
         lines.extend(f"  {link.target}" + ("" if link.status is LinkStatus.LINKED else f"  [{link.status}]")
                      for link in links)
-    commands = next_commands(download.id, state, len(candidates))
+    commands = next_commands(download.id, state, len(candidates), upgrade=bool(held))
     if commands:
         lines.append("Next:")
         lines.extend(f"  {command}" for command in commands)

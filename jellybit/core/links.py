@@ -27,6 +27,7 @@ class LinkStatus(StrEnum):
     COLLISION = "collision"      # a different file holds the target
     SKIPPED = "skipped"          # merge top-up: the episode is already present as another file
     SUPERSEDED = "superseded"    # a newer batch owns this path now
+    REPLACED = "replaced"        # a better copy of the same work took its place; undo brings it back
     REMOVED = "removed"          # undone or rolled back
 
 
@@ -60,6 +61,7 @@ class NewLink(NamedTuple):
     status: LinkStatus = LinkStatus.PENDING
     dst_ino: int | None = None   # known up front for targets already there (status exists)
     message: str | None = None
+    replaces: int | None = None  # id of another download's live row whose library file this replaces
 
 
 @dataclass(frozen=True)

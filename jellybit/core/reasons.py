@@ -83,6 +83,13 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("collision", 0.0, True, "a different file already holds a target path"),
     Penalty("target_collision", 0.0, True, "two files of the plan would get the same target"),
     Penalty("unplaced_file", 0.0, True, "a video of the plan has no target"),
+    Penalty("better_copy", 0.0, True, "this film or episode is already in the library as another "
+            "download's file: keep both, replace it, or skip this copy"),
+    Penalty("copy_kept", 0.0, False, "kept beside the copy already in the library, as a Jellyfin version"),
+    Penalty("copy_replaced", 0.0, False, "replaces the worse copy already in the library (undo brings "
+            "it back)"),
+    Penalty("copy_skipped", 0.0, False, "not laid out: the copy already in the library is as good or "
+            "better"),
     Penalty("unplaced_track", 0.0, False, "a subtitle, audio or extra file has no target and is left out"),
 )}
 

@@ -146,7 +146,16 @@ class LinkStore(Protocol):
         """Return the batches a crash left `open`, oldest first."""
 
     async def title_download_ids(self, provider: str, provider_id: str) -> list[str]:
-        """Return downloads of a title group: current recognition on the id, with live links."""
+        """Return downloads of a title group: current recognition on the id, with live (or replaced) links."""
+
+    async def get_batch(self, batch_id: str) -> ApplyBatch:
+        """Return one batch or raise NotFound."""
+
+    async def replaced_in_batch(self, batch_id: str) -> dict[int, FileLink]:
+        """For each row of the batch that replaces another download's row: that row (new id -> old row)."""
+
+    async def replacing_rows(self, link_ids: Sequence[int]) -> dict[int, FileLink]:
+        """For each of these rows another row replaced: the newest row that replaced it."""
 
     async def title_groups(self, roots: Sequence[str]) -> list[TitleGroup]:
         """Compute every title group with live links: members, title folders, episode coverage."""

@@ -19,6 +19,7 @@ from jellybit import __version__, clock, ident
 from jellybit.config import WorkerConfig
 from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
+from jellybit.core.quality import UpgradeChoice
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
@@ -47,6 +48,8 @@ from jellybit.engine.worker import Worker
 from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument, InvalidState, NotFound
 
 UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
+UPGRADE_CHOICES = tuple(c.value for c in UpgradeChoice)
+HELD = "held"            # a plan item's status while its better-copy question waits
 RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 
 
@@ -152,6 +155,12 @@ class Commands:
             recognition = await self.store.current_recognition(download.id)
             sources = {i.source for i in recognition.plan.items} if recognition else set()
             pinned = validate_overrides(overrides, sources) if overrides else {}
+            # A plain Apply cannot answer the better-copy question; another candidate or corrections
+            # may (the film was another one): the preview then decides again.
+            if recognition is not None and chosen is None and not pinned and any(
+                    i.status == HELD for i in recognition.plan.items):
+                raise InvalidArgument("a copy of this film or episode is already in the library: choose "
+                                      "keep_both, replace or skip (the upgrade command)")
             offered = {c.id for c in recognition.candidates} if recognition else set()
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
@@ -160,6 +169,24 @@ class Commands:
             if pinned:
                 await self.store.set_overrides(download.id, pinned)
             download = await self.serial.change(download.id, State.APPLYING, reason="apply",
+                                                actor=Actor.HUMAN, expected=State.REVIEW)
+            self.worker.start_stage(download, mode="human")
+        return download
+
+    async def upgrade(self, download_id: object, *, choice: object) -> Download:
+        """review → applying: answer the better-copy question (keep_both | replace | skip) and lay out."""
+        download = await self._load(download_id)
+        if choice not in UPGRADE_CHOICES:
+            raise InvalidArgument(f"'choice' must be one of {', '.join(UPGRADE_CHOICES)}")
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "upgrade")
+            recognition = await self.store.current_recognition(download.id)
+            if recognition is None or not any(i.status == HELD for i in recognition.plan.items):
+                raise InvalidArgument("this review asks nothing about a copy already in the library; "
+                                      "use apply")
+            await self.store.set_overrides(download.id, {"upgrade": str(choice)})
+            download = await self.serial.change(download.id, State.APPLYING, reason=f"upgrade: {choice}",
                                                 actor=Actor.HUMAN, expected=State.REVIEW)
             self.worker.start_stage(download, mode="human")
         return download

@@ -21,6 +21,7 @@ from jellybit.protocol.published import (
     ReviewPayload,
     SummaryPayload,
     SystemStatus,
+    UpgradePayload,
 )
 from jellybit.protocol.requests import (
     LANGUAGE_PATTERN,
@@ -42,6 +43,7 @@ from jellybit.protocol.requests import (
     RejectRequest,
     Request,
     TitlesRequest,
+    UpgradeRequest,
     json_depth,
     parse_request,
     validation_message,
@@ -88,6 +90,6 @@ __all__ = [
     "Overrides", "Payload", "PlanItemPayload", "QueueItem", "ReasonPayload", "RecognitionDetail",
     "ReconcileStatus", "RefineRequest", "Refusal", "RejectRequest", "Request", "Response", "ReviewPayload",
     "SummaryPayload", "SystemStatus", "TitleGroup", "TitleMember", "TitlesRequest", "Topics",
-    "TransitionRow", "UndoResult", "json_depth", "parse_request", "private_response_topic", "response_model",
-    "response_prefix", "validation_message", *_vocabulary,
+    "TransitionRow", "UndoResult", "UpgradePayload", "UpgradeRequest", "json_depth", "parse_request",
+    "private_response_topic", "response_model", "response_prefix", "validation_message", *_vocabulary,
 ]

@@ -7,7 +7,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from jellybit.protocol.topics import PROTOCOL_VERSION, EventType
-from jellybit.protocol.vocabulary import Actor, MediaType, Provider, Recommendation, Role, State
+from jellybit.protocol.vocabulary import (
+    Actor,
+    MediaType,
+    Provider,
+    Recommendation,
+    Role,
+    State,
+    UpgradeChoice,
+)
 
 
 class Payload(BaseModel):
@@ -115,6 +123,15 @@ class PlanItemPayload(Payload):
     note: str | None = None
 
 
+class UpgradePayload(Payload):
+    """A better-copy question: a video of this download whose film or episode the library already has."""
+
+    source: str
+    target: str | None = None
+    message: str                         # "already in your library as 1080p WEB-DL from …; this copy is …"
+    choices: list[UpgradeChoice] = Field(default_factory=lambda: list(UpgradeChoice))
+
+
 class ReviewPayload(Payload):
     """`<base>/reviews/<id>`: everything a human needs to decide."""
 
@@ -131,6 +148,7 @@ class ReviewPayload(Payload):
     recommended: str | None = None       # the candidate id a client preselects (the chosen, else the best)
     plan: list[PlanItemPayload] = Field(default_factory=list)
     collisions: list[str] = Field(default_factory=list)
+    upgrades: list[UpgradePayload] = Field(default_factory=list)   # answered by the `upgrade` command
     hints: list[str] = Field(default_factory=list)
     defer_until: str | None = None
     requested_at: str | None = None
@@ -155,6 +173,7 @@ class EventPayload(Payload):
     url: str | None = None
     candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
     candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
+    upgrade: str | None = None           # review_requested with a better-copy question: what is there
     command: str | None = None
     code: str | None = None
 

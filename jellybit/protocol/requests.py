@@ -35,6 +35,7 @@ from jellybit.protocol.vocabulary import (
     Provider,
     Role,
     State,
+    UpgradeChoice,
 )
 
 MAX_JSON_DEPTH = 32                   # the deepest request (apply → overrides → files → …) needs 5
@@ -118,6 +119,8 @@ class Overrides(BaseModel):
     files: dict[Annotated[str, Field(max_length=MAX_PATH_CHARS)], FileOverride] | None = Field(
         None, max_length=MAX_FILE_OVERRIDES,
         description="Per source path: numbering, role, language and flags.")
+    upgrade: UpgradeChoice | None = Field(None, description="A better-copy question's answer (the "
+                                          "`upgrade` command pins it).")
 
 
 ApplyOverrides = Overrides    # the name the `apply` request used before there was one model
@@ -128,6 +131,12 @@ class ApplyRequest(IdRequest):
 
     candidate_id: str | None = Field(None, max_length=MAX_ID_CHARS)
     overrides: Overrides | None = None
+
+
+class UpgradeRequest(IdRequest):
+    """Decide a review's better-copy question: keep both, replace the library's copy, or skip this one."""
+
+    choice: UpgradeChoice
 
 
 class RefineRequest(IdRequest):
@@ -193,6 +202,7 @@ class NotifyRequest(Request):
 REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.ADD: AddRequest,
     Command.APPLY: ApplyRequest,
+    Command.UPGRADE: UpgradeRequest,
     Command.REFINE: RefineRequest,
     Command.REJECT: RejectRequest,
     Command.DEFER: DeferRequest,

@@ -189,6 +189,7 @@ class NotifyResult(Payload):
 RESPONSE_MODELS: dict[Command, Any] = {
     Command.ADD: AddResult,
     Command.APPLY: DownloadPayload,
+    Command.UPGRADE: DownloadPayload,
     Command.REFINE: DownloadPayload,
     Command.REJECT: DownloadPayload,
     Command.DEFER: DownloadPayload,

@@ -15,6 +15,7 @@ class Command(StrEnum):
 
     ADD = "add"
     APPLY = "apply"
+    UPGRADE = "upgrade"
     REFINE = "refine"
     REJECT = "reject"
     DEFER = "defer"

@@ -40,6 +40,7 @@ from jellybit.protocol import (
     Request,
     SystemStatus,
     Topics,
+    UpgradeRequest,
 )
 from jellybit.protocol import (
     EventType as WireEventType,
@@ -81,6 +82,10 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
         assert isinstance(r, ApplyRequest)
         overrides = r.overrides.model_dump(mode="json", exclude_none=True) if r.overrides else None
         return await dl(await commands.apply(r.id, candidate_id=r.candidate_id, overrides=overrides))
+
+    async def upgrade(r: Request) -> Any:
+        assert isinstance(r, UpgradeRequest)
+        return await dl(await commands.upgrade(r.id, choice=r.choice.value))
 
     async def refine(r: Request) -> Any:
         assert isinstance(r, RefineRequest)
@@ -135,7 +140,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
         return {"woken": True}
 
     return {
-        Command.ADD: add, Command.APPLY: apply, Command.REFINE: refine, Command.REJECT: reject,
+        Command.ADD: add, Command.APPLY: apply, Command.UPGRADE: upgrade, Command.REFINE: refine,
+        Command.REJECT: reject,
         Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
         Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
         Command.LIST: list_, Command.TITLES: titles, Command.NOTIFY: notify,

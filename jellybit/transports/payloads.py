@@ -26,7 +26,9 @@ from jellybit.protocol import (
     QueueItem,
     ReasonPayload,
     ReviewPayload,
+    Role,
     SummaryPayload,
+    UpgradePayload,
 )
 
 VERDICTS = ("match", "mismatch", "info")
@@ -152,6 +154,8 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         candidates=candidate_rows(recognition), plan=plan,
         recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
+        upgrades=[UpgradePayload(source=row.source, target=row.target, message=row.note or "")
+                  for row in plan if row.status == "held" and row.role is Role.VIDEO],
     )
 
 
@@ -251,6 +255,8 @@ def event_payload(event: Event, recognition: Recognition | None = None,
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
     pick = recommended(recognition) if review else None
+    held = next((i.note for i in recognition.plan.items if i.status == "held" and i.role is Role.VIDEO
+                 and i.note), None) if review and recognition is not None else None
     return EventPayload(
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
@@ -259,6 +265,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
         message=headline_reason(recognition) if review else None,
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
+        upgrade=held[:500] if held else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
 

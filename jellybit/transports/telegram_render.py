@@ -160,6 +160,13 @@ def review_card(download: Download, recognition: Recognition | None, *, panel: s
     rows = [[_button("Apply", Press(Action.APPLY, download.id)),
              _button("Reject", Press(Action.REJECT, download.id)),
              _button("Defer", Press(Action.DEFER, download.id))]]
+    if recognition is not None and any(i.status == "held" for i in recognition.plan.items):
+        # The better-copy question: what the library has is in the reasons above.
+        rows = [[_button("Keep both", Press(Action.KEEP_BOTH, download.id)),
+                 _button("Replace", Press(Action.REPLACE, download.id)),
+                 _button("Skip", Press(Action.SKIP, download.id))],
+                [_button("Reject", Press(Action.REJECT, download.id)),
+                 _button("Defer", Press(Action.DEFER, download.id))]]
     if recognition is not None:
         rows.extend([_button(candidate_label(c), Press(Action.CANDIDATE, download.id, c.id))]
                     for c in close_candidates(recognition, margin))

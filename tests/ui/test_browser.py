@@ -220,6 +220,47 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     expect(page.locator(f"[data-download='{ident}']")).to_contain_text("Undone")
 
 
+def test_a_better_copy_offers_keep_both_replace_skip_and_replace_is_undone(
+        stack: Stack, page: Page, phone: Page) -> None:
+    old_name, new_name = "The.Matrix.1999.1080p.WEB-DL-NTb", "The.Matrix.1999.2160p.BluRay.REMUX-FGT"
+    old = seeded_torrent(stack.data_dir, old_name, {f"{old_name}.mkv": 210_000})
+    upload_and_add(page, stack, old.torrent, "matrix-1080p", "")
+    badge = page.locator("[data-section=Download] [data-state]")
+    expect(badge).to_have_text("Done")
+    folder = "The Matrix (1999) [tmdbid-603]"
+    target = stack.movies / folder / f"{folder}.mkv"
+    wait_for(target.exists)
+    new = seeded_torrent(stack.data_dir, new_name, {f"{new_name}.mkv": 220_000}, seed=5)
+    ident = upload_and_add(page, stack, new.torrent, "matrix-2160p", "")
+    expect(badge).to_have_text("Needs review")
+    upgrade = page.locator("[data-section=Upgrade]")
+    expect(upgrade.get_by_test_id("upgrade-message")).to_contain_text(
+        f"already in your library as 1080p WEB-DL by NTb from {old_name}")
+    expect(upgrade.get_by_test_id("upgrade-message")).to_contain_text(
+        "this copy is 2160p Remux by FGT: better")
+    for name in ("Keep both", "Replace", "Skip"):
+        expect(upgrade.get_by_role("button", name=name, exact=True)).to_be_visible()
+    assert action_bar(page) == ["Defer", "Reject…", "Cancel download…"]     # the card answers, not Apply
+    check_page(page)
+    shoot(page, "detail-upgrade-desktop")
+    phone.goto(f"{stack.url}/download/{ident}")
+    expect(phone.locator("[data-section=Upgrade]").get_by_role("button", name="Replace", exact=True)) \
+        .to_be_visible()
+    check_page(phone)
+    shoot(phone, "detail-upgrade-phone")
+
+    upgrade.get_by_role("button", name="Replace", exact=True).click()
+    expect(badge).to_have_text("Done")
+    wait_for(lambda: target.stat().st_ino == (new.content / f"{new_name}.mkv").stat().st_ino)
+    assert (old.content / f"{old_name}.mkv").exists()          # the old download is never touched
+
+    page.get_by_role("button", name="Undo").click()
+    dialog = page.get_by_role("alertdialog")
+    dialog.get_by_role("button", name="Undo").click()
+    expect(badge).to_have_text("Undone")
+    wait_for(lambda: target.stat().st_ino == (old.content / f"{old_name}.mkv").stat().st_ino)
+
+
 def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
         stack: Stack, browser: Browser, page: Page, phone: Page) -> None:
     name = "Shameless.S05.720p.HDTV"

@@ -218,6 +218,8 @@ class DetailView:
         deciding = allowed("apply", state)
         review_sections.decision(review.verdict(download, recognition, data.timeline if data else []),
                                  recognition, state)
+        if recognition is not None and allowed("upgrade", state):
+            review_sections.upgrade_choice(recognition.plan, self.upgrade)
         if recognition is not None:
             items = recognition.candidates
             if items or deciding:
@@ -274,10 +276,13 @@ class DetailView:
         state = self.state
         shown = self.download is not None and any(allowed(c, state) for c in self._buttons)
         self._toolbar.set_visibility(shown)
+        # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
+        asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                button.set_enabled(allowed(command, state))
-                button.set_visibility(allowed(command, state))
+                shown = allowed(command, state) and not (command == "apply" and asks)
+                button.set_enabled(shown)
+                button.set_visibility(shown)
 
     def _overrides(self) -> None:
         with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
@@ -353,6 +358,14 @@ class DetailView:
             return
         data = await call(self.live, Command.APPLY, payload, button=button,
                           success="Applying: the files are being laid out.")
+        await self._after(data)
+
+    async def upgrade(self, choice: str, button: ui.button) -> None:
+        """Answer the better-copy question (keep both, replace or skip) and lay out."""
+        words = {"keep_both": "Keeping both", "replace": "Replacing the library's copy",
+                 "skip": "Skipping this copy"}
+        data = await call(self.live, Command.UPGRADE, {"id": self.id, "choice": choice}, button=button,
+                          success=f"{words.get(choice, choice)}: laying out.")
         await self._after(data)
 
     async def refine(self, button: ui.button) -> None:

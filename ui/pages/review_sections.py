@@ -199,6 +199,29 @@ def _attr(text: str) -> str:
     return text.replace("'", "’").replace('"', "”")
 
 
+UPGRADE_BUTTONS = (("keep_both", "Keep both", "library_add", "a Jellyfin version beside it"),
+                   ("replace", "Replace", "swap_horiz", "the old library link goes; Undo brings it back; "
+                    "its download is never touched"),
+                   ("skip", "Skip", "do_not_disturb_on", "lay nothing of this copy"))
+
+
+def upgrade_choice(rows: list[PlanItemPayload], choose: Callable[[str, Any], Any]) -> None:
+    """The better-copy question: what the library has, and Keep both / Replace / Skip."""
+    held = [row for row in rows if row.status == "held" and row.role == "video"]
+    if not held:
+        return
+    with section("Already in your library") as card:
+        card.props("data-section=Upgrade")
+        for row in held:
+            ui.label(f"{row.source}: {row.note}").classes("text-body2").style(WRAP).props(
+                "data-testid=upgrade-message")
+        with ui.row().classes("w-full gap-2 flex-wrap"):
+            for choice, text, icon, tip in UPGRADE_BUTTONS:
+                button = ui.button(text, icon=icon).props("outline no-caps").mark(f"upgrade-{choice}")
+                button.on_click(lambda e, c=choice: choose(c, e.sender))
+                button.tooltip(tip)
+
+
 def file_table(rows: list[PlanItemPayload], edits: dict[str, dict[str, Any]], folder: str | None, *,
                editable: bool) -> None:
     """Every file: source → target, role, season/episodes, language; editable while in review."""

@@ -16,8 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
-from jellybit.adapters.library import journal
-from jellybit.adapters.library.disk import EXISTS, PLANNED, SKIPPED, Inspection, inspect, targets_in_place
+from jellybit.adapters.library import journal, replace
+from jellybit.adapters.library import upgrades as up
+from jellybit.adapters.library.disk import (
+    EXISTS,
+    PLANNED,
+    SKIPPED,
+    Inspection,
+    Upgrades,
+    inspect,
+    targets_in_place,
+)
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
@@ -36,7 +45,7 @@ from jellybit.core.models import Download
 from jellybit.core.names import id_tag
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
-from jellybit.core.records import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
+from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.states import RECONCILABLE, State, drift
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import ReconcileItem
@@ -51,7 +60,7 @@ UNDO_CHUNK = 128     # links removed per recorded undo step
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
 _KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
-APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
+APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision", "better_copy"})
 
 
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
@@ -60,7 +69,7 @@ _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 def _new_links(inspection: Inspection) -> list[NewLink]:
     """The journal rows of an inspection's laid items, in plan order (one loop: a pack has thousands)."""
     items, sources, targets = inspection.plan.items, inspection.sources, inspection.targets
-    existing = inspection.existing
+    existing, replaces = inspection.existing, inspection.replaces
     rows: list[NewLink] = []
     add, pending = rows.append, LinkStatus.PENDING
     for index in inspection.laid():
@@ -73,16 +82,19 @@ def _new_links(inspection: Inspection) -> list[NewLink]:
         else:
             assert item.status == SKIPPED
             status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
+        old = replaces.get(index)
         add(NewLink(src, targets[index], _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
-                    dst_ino, message))
+                    dst_ino, message, None if old is None else old.id))
     return rows
 
 
 class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
-    def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
+    def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK,
+                 upgrades: str = "ask") -> None:
         self.store = store
+        self.upgrade_policy = upgrades       # layout.upgrades: ask | keep_both | replace_if_better
         self.paths = paths
         self.chunk = max(1, chunk)
         self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
@@ -131,17 +143,58 @@ class LayoutEngine(TitlesMixin):
         own = await self.store.links_for_download(download.id, LIVE_STATUSES)
         with gc_paused():
             plan = layout_targets(recognition.plan, work, folder=folder)
+            plan, upgrades, found = await self._upgrades(download, recognition, plan, work, folder,
+                                                         title_links)
+            reasons.extend(found)
             copies = {
                 link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
                 for link in [*title_links, *own] if journal.is_copy(link) and link.dst_ino is not None
             }
             merge = folder is not None and recognition.media_type is MediaType.SERIES
             inspection = await asyncio.to_thread(
-                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
+                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies,
+                upgrades=upgrades,
             )
             if folder is not None:
                 reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
             return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()], bool(own)
+
+    async def _upgrades(
+        self, download: Download, recognition: RecognitionDraft, plan: Plan, work: Work, folder: str | None,
+        title_links: list[FileLink],
+    ) -> tuple[Plan, Upgrades | None, list[Reason]]:
+        """Better copies: held videos, the decision for each, and the plan relabelled for keep-both."""
+        roots = {name: str(root) for name, root in self.roots.items()}
+        films = recognition.media_type is MediaType.MOVIE
+        holding = up.holders(plan, roots, title_links, download.id, films)
+        if not holding:
+            return plan, None, []
+        choice = (await self.store.overrides(download.id)).get("upgrade")
+        copies: dict[str, up.HeldCopy] = {}
+        for item in plan.items:
+            old = holding.get(item.source)
+            if old is None:
+                continue
+            other = await self.store.find_download(old.download_id)
+            batch = await self.store.get_batch(old.apply_batch_id)
+            copy = up.held_copy(item, download.display_name, old,
+                                other.display_name if other else old.download_id,
+                                batch.finished_at or batch.created_at)
+            # An episode already there that this copy does not beat is merge top-up (skipped, seed
+            # 002 §6.2), not a question: a season pack over single episodes must not ask each time.
+            if films or copy.verdict is up.Verdict.BETTER:
+                copies[item.source] = copy
+        if not copies:
+            return plan, None, []
+        decisions = {s: up.decide(self.upgrade_policy, choice, c) for s, c in copies.items()}
+        kept = {s: copies[s] for s, d in decisions.items() if d == up.Choice.KEEP_BOTH}
+        if kept:
+            labelled = up.version_labels(recognition.plan, kept)
+            plan = layout_targets(labelled, work, folder=folder)
+        title_at = {link.dst_path: link for link in title_links if link.download_id != download.id}
+        replaced = {s: copies[s].old for s, d in decisions.items() if d == up.Choice.REPLACE}
+        notes = {s: c.describe() for s, c in copies.items()}
+        return plan, Upgrades(decisions, replaced, title_at, notes), up.upgrade_reasons(copies, decisions)
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
         """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""
@@ -202,12 +255,21 @@ class LayoutEngine(TitlesMixin):
         def note_copy(link_id: int, ino: int) -> None:
             asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
 
+        olds = await self.store.replaced_in_batch(batch.id)
         pending = [r for r in rows if r.status is LinkStatus.PENDING]
         count = Counter(r.status for r in rows)     # only pending rows change below, each once
         warnings: list[str] = []
-        for start in range(0, len(pending), self.chunk):
-            chunk = pending[start:start + self.chunk]
-            done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
+        swaps = [r for r in pending if r.id in olds]
+        if swaps:
+            pending = [r for r in pending if r.id not in olds]
+        # Better copies last: the old files go only once everything else is laid.
+        steps = [*range(0, len(pending), self.chunk), *([-1] if swaps else [])]
+        for start in steps:
+            if start >= 0:
+                chunk = pending[start:start + self.chunk]
+                done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
+            else:
+                done = await asyncio.to_thread(replace.swap_rows, swaps, olds, self.roots.values())
             # Plain links stay pending until the commit marks them: the disk proves them after a crash.
             await self.store.finish_links(done.updates)
             count[LinkStatus.PENDING] -= len(done.linked) + len(done.updates)
@@ -238,6 +300,12 @@ class LayoutEngine(TitlesMixin):
 
     async def _roll_back(self, batch: ApplyBatch) -> journal.TakeBack:
         rows = await self.store.links_for_batch(batch.id)
+        olds = await self.store.replaced_in_batch(batch.id)
+        if olds:
+            swapped = [r for r in rows if r.id in olds]
+            rows = [r for r in rows if r.id not in olds]
+            back = await asyncio.to_thread(replace.roll_back_swaps, swapped, olds, self.roots.values())
+            await self.store.finish_links(back)
         taken = await asyncio.to_thread(journal.roll_back, rows, self.roots.values())
         await self.store.finish_links(taken.updates)
         await self.store.close_batch(batch.id, BatchStatus.ROLLED_BACK)
@@ -265,9 +333,14 @@ class LayoutEngine(TitlesMixin):
 
     async def _recover_batch(self, batch: ApplyBatch) -> None:
         rows = await self.store.links_for_batch(batch.id)
-        updates, _ = await asyncio.to_thread(journal.resync_pending, rows)
+        olds = await self.store.replaced_in_batch(batch.id)
+        updates, _ = await asyncio.to_thread(journal.resync_pending, rows, olds)
         await self.store.finish_links(updates)
         rows = await self.store.links_for_batch(batch.id)
+        laid = {u.link_id for u in updates if u.status in (LinkStatus.LINKED, LinkStatus.COPIED)}
+        for link_id in laid & set(olds):
+            # A crash between laying a better copy and removing the old file at its other path.
+            await asyncio.to_thread(replace.drop_old, olds[link_id])
         log.warning("recovering an unfinished batch", **for_download(batch.download_id, batch_id=batch.id))
         # A collision cannot be completed; a removed row means the crash hit a rollback: finish it.
         if any(r.status in (LinkStatus.COLLISION, LinkStatus.REMOVED) for r in rows):
@@ -291,8 +364,10 @@ class LayoutEngine(TitlesMixin):
         await self._recover_download(download_id)
         removed: list[str] = []
         refused: list[tuple[str, str]] = []
+        await self._forget_replaced(download_id)
         for batch in await self.store.batches_for_download(download_id):
             rows = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
+            rows = await self._swap_back(batch, rows)
             # Recorded chunk by chunk: a crash leaves at most one chunk of removed links still
             # recorded as live (undo is not journaled; sending it again settles them).
             for start in range(0, len(rows), UNDO_CHUNK):
@@ -308,6 +383,26 @@ class LayoutEngine(TitlesMixin):
         log.info("undo", **for_download(
             download_id, removed=len(removed), refused=len(refused), complete=complete))
         return UndoResult(removed=tuple(removed), refused=tuple(refused), complete=complete)
+
+    async def _swap_back(self, batch: ApplyBatch, rows: list[FileLink]) -> list[FileLink]:
+        """Undo the batch's better copies (the replaced files come back); the rows left to take back."""
+        olds = {k: v for k, v in (await self.store.replaced_in_batch(batch.id)).items()
+                if v.status is LinkStatus.REPLACED}
+        swapped = [r for r in rows if r.id in olds]
+        if not swapped:
+            return rows
+        for row in swapped:
+            swap = await asyncio.to_thread(replace.swap_back, row, olds[row.id], self.roots.values())
+            await self.store.finish_links(replace.undo_updates(row, olds[row.id], swap, "undone"))
+            log.info("replaced copy restored" if swap.status else "replaced copy not restored",
+                     **for_download(batch.download_id, dst=row.dst_path, reason=swap.reason or None))
+        return [r for r in rows if r.id not in olds]
+
+    async def _forget_replaced(self, download_id: str) -> None:
+        """Undoing a download whose files were replaced: those files must never come back."""
+        rows = await self.store.links_for_download(download_id, [LinkStatus.REPLACED])
+        why = "undone while replaced by a better copy"
+        await self.store.finish_links([LinkUpdate(r.id, LinkStatus.REMOVED, None, why) for r in rows])
 
     # ------------------------------------------------------------------ reconciliation
 
