@@ -250,8 +250,7 @@ class Pinger:
             return 0
         self.health.ok()
         await self.store.telegram_mark_sent(ping.id, message.message_id, has_photo=photo)
-        if ping.kind in (State.REVIEW.value, State.DONE.value) and not asked:
-            # a later done ping (Jellyfin's answer) is in this one already when it was still waiting
+        if ping.kind == State.REVIEW.value and not asked:
             await self.store.telegram_supersede(ping.download_id, ping.chat_id, ping.kind, keep=ping.id)
         log.info("telegram ping sent", **for_download(ping.download_id, chat_id=ping.chat_id, kind=ping.kind))
         return 1
