@@ -28,6 +28,7 @@ from jellybit.engine.events import EventKind
 from jellybit.protocol import DownloadDetail
 from jellybit.transports.payloads import detail_payload, event_payload
 from jellybit.transports.telegram_render import done_card
+from tests.support.fake_http import Reply
 from tests.support.fake_metadata import FakeJellyfin
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 from tests.support.services import free_port
@@ -197,3 +198,25 @@ async def test_a_root_no_library_covers_is_on_the_status_probe(fake_jellyfin: Fa
     assert status.connected is True
     assert f"{paths.series} (series root): no Jellyfin library has it" in (status.detail or "")
     assert str(paths.movies) not in (status.detail or "").replace(str(paths.series), "")
+
+
+async def test_a_confirmation_jellyfin_could_not_give_is_made_when_it_is_back(
+    qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_tvmaze, fake_jellyfin: FakeJellyfin,
+    tmp_path: Path,
+) -> None:
+    """Jellyfin answers 503 through the layout and past the wait: done, `unreachable`; back: `found`."""
+    paths = media_paths(qbittorrent, tmp_path)
+    jellyfin = jellyfin_config(fake_jellyfin, paths, confirm_within_seconds=0.5)
+    config = config_for(qbittorrent, paths, tmp_path, jellyfin, fake_tmdb, fake_tvdb, fake_tvmaze)
+    fake_jellyfin.outage = Reply(503, "")
+    async with running(config) as app:
+        done = await lay_out_the_matrix(app, qbittorrent)
+        assert done.state is State.DONE
+        noted = await until(app, done.id, lambda d: d.jellyfin_status == "unreachable")
+        assert "HTTP 503" in (noted.jellyfin_note or "")
+        fake_jellyfin.outage = None
+        fake_jellyfin.scan()                     # Jellyfin's own scan (its refresh was owed meanwhile)
+        found = await until(app, done.id, lambda d: d.jellyfin_status == "found")
+    assert found.jellyfin_item_id == fake_jellyfin.items[f"/media/movies/{FOLDER}/{FOLDER}.mkv"].id
+    assert found.jellyfin_note is None
+    assert found.state is State.DONE

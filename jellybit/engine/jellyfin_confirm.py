@@ -41,6 +41,7 @@ SINCE_MARGIN = timedelta(hours=1)       # items saved this long before the layou
                                         # a realtime-monitor scan while the links were being made)
 KEEP_LOOKING = timedelta(hours=24)      # after that a missing download is no longer looked for
 ROOT_CHECK_EVERY = 3600.0               # seconds between two comparisons of the libraries with the roots
+ROOT_CHECK_RETRY = 60.0                 # ...and after one Jellyfin could not answer
 
 
 class Store(JellyfinStore, ViewStore, Protocol):
@@ -81,8 +82,8 @@ class JellyfinConfirmer:
         while True:
             self._wake.clear()
             if loop.time() >= next_root_check:
-                next_root_check = loop.time() + ROOT_CHECK_EVERY
-                await self._check_roots()
+                compared = await self._check_roots()
+                next_root_check = loop.time() + (ROOT_CHECK_EVERY if compared else ROOT_CHECK_RETRY)
             try:
                 await self.confirm_due()
             except Exception:      # the store is busy or a bug: the layouts are done already; try later
@@ -93,16 +94,19 @@ class JellyfinConfirmer:
             except TimeoutError:
                 pass
 
-    async def _check_roots(self) -> None:
+    async def _check_roots(self) -> bool:
         try:
             await self.lookup.check()
         except AdapterError as exc:
             log.info("jellyfin libraries not compared yet: %s", exc.message)
+            return False
+        return True
 
     async def confirm_due(self) -> int:
         """Look up every unconfirmed download that is due; returns how many Jellyfin now lists."""
         since = clock.format_time(clock.utcnow() - KEEP_LOOKING)
-        pending = await self.store.jellyfin_unconfirmed(since)
+        pending = [d for d in await self.store.jellyfin_unconfirmed(since)
+                   if d.jellyfin_status == Confirmation.PENDING or self._thorough_due(d)]
         if not pending:
             return 0
         try:
@@ -129,8 +133,6 @@ class JellyfinConfirmer:
         return last is None or now - last >= self.config.confirm_within_seconds
 
     async def _confirm(self, download: Download, libraries: list[Library]) -> int:
-        if download.jellyfin_status != Confirmation.PENDING and not self._thorough_due(download):
-            return 0      # given up for now: looked for again every confirm_within_seconds
         record = await self.store.download_record(download.id)
         if record is None:
             return 0
@@ -181,6 +183,8 @@ class JellyfinConfirmer:
 
     async def _unreachable(self, download: Download, why: str) -> None:
         late = self._late(download)
+        if late:      # asked again (and written again) only every confirm_within_seconds from now on
+            self._thorough_at[download.id] = asyncio.get_running_loop().time()
         status = Confirmation.UNREACHABLE if late else Confirmation.PENDING
         if download.jellyfin_status == Confirmation.MISSING and not late:
             return
