@@ -149,7 +149,8 @@ def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None,
             problems = [c.problem for c in (libraries.last_checks if libraries is not None else ())
                         if c.problem]
             if problems:      # a root no library covers: the status page and `info` say so
-                status = status.model_copy(update={"detail": "; ".join([status.detail or "", *problems])})
+                detail = "; ".join(part for part in (status.detail, *problems) if part)
+                status = status.model_copy(update={"detail": detail})
             return status
         probes["jellyfin"] = jellyfin_probe
     return probes
