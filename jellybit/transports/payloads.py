@@ -20,7 +20,6 @@ from jellybit.engine.results import (
 )
 from jellybit.protocol import (
     CandidatePayload,
-    DownloadPayload,
     EventPayload,
     LastCompleted,
     PlanItemPayload,
@@ -82,12 +81,6 @@ def jellyfin_row(status: str | None, item_id: str | None, url: str | None, note:
     if not status:
         return None
     return {"status": status, "item_id": item_id, "url": url, "note": note, "checked_at": checked_at}
-
-
-def download_payload(download: Download, recognition: Recognition | None = None,
-                     warnings: list[str] | None = None) -> DownloadPayload:
-    """The retained `downloads/<id>` payload as a model."""
-    return DownloadPayload.model_validate(download_row(download, recognition, warnings))
 
 
 def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:
