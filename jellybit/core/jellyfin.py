@@ -172,10 +172,11 @@ def item_url(base: str, item_id: str) -> str:
     return f"{base.rstrip('/')}/web/#/details?id={item_id}"
 
 
-def missing_note(minutes: float, folder: str | None) -> str:
+def missing_note(seconds: float, folder: str | None) -> str:
     """The warning when Jellyfin has not listed a download in time: what to check, in words."""
     where = f" {folder}" if folder else ""
-    return (f"Jellyfin has not listed it {minutes:g} min after the layout. Check that the library "
+    wait = f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+    return (f"Jellyfin has not listed it {wait} after the layout. Check that the library "
             f"folder{where} is visible inside Jellyfin (its container's volume mapping and "
             "jellyfin.path_map), that the library rescan ran (Dashboard > Libraries > Scan All "
             "Libraries), and that Jellyfin's user may read the files.")

@@ -143,7 +143,8 @@ class JellyfinConfirmer:
             self._thorough_at[download.id] = asyncio.get_running_loop().time()
             await self._record(download, Confirmation.MISSING, note=uncovered_note(wanted.folder))
             return 0
-        thorough = self._thorough_due(download)
+        late = self._late(download)       # decided once: only a thorough look-up may call it missing
+        thorough = late and self._thorough_due(download)
         if thorough:
             self._thorough_at[download.id] = asyncio.get_running_loop().time()
         since = clock.parse_time(download.settled_at or clock.now()) - SINCE_MARGIN
@@ -158,10 +159,9 @@ class JellyfinConfirmer:
         if found is not None:
             await self._found(download, found)
             return 1
-        if self._late(download):
-            minutes = self.config.confirm_within_seconds / 60
-            await self._record(download, Confirmation.MISSING, note=missing_note(round(minutes, 1),
-                                                                                 wanted.folder))
+        if thorough:
+            await self._record(download, Confirmation.MISSING,
+                               note=missing_note(self.config.confirm_within_seconds, wanted.folder))
         return 0
 
     def _wanted(self, record: DownloadRecord) -> Wanted:

@@ -83,7 +83,8 @@ def test_an_episode_is_its_series_and_an_episodes_provider_id_is_not_the_shows()
 
 def test_the_link_and_the_note_say_what_they_should() -> None:
     assert item_url("https://jf.example.org/", "ab12") == "https://jf.example.org/web/#/details?id=ab12"
-    note = missing_note(5, "/srv/media/movies/Heat (1995)")
+    assert "30 s after the layout" in missing_note(30, None)
+    note = missing_note(300, "/srv/media/movies/Heat (1995)")
     for words in ("5 min", "/srv/media/movies/Heat (1995)", "jellyfin.path_map", "Scan All Libraries",
                   "read the files"):
         assert words in note
