@@ -124,7 +124,7 @@ class JellyfinLibraries:
                                                                    else "Movie,Episode")
         params: dict[str, Any] = {"Recursive": "true", "IncludeItemTypes": kinds,
                                   "Fields": "Path,ProviderIds", "EnableImages": "false",
-                                  "EnableUserData": "false", "Limit": PAGE}
+                                  "EnableUserData": "false", "CollapseBoxSetItems": "false", "Limit": PAGE}
         if library.item_id:
             params["ParentId"] = library.item_id
         if not thorough:
