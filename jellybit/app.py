@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 STOP_TIMEOUT = 60.0
 POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
 RECONCILE = "reconcile"
+JELLYFIN = "jellyfin"         # the confirmation that Jellyfin lists done downloads
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -53,6 +54,7 @@ class App:
     commands: Commands
     bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
     telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
+    jellyfin: Any = None                     # engine/jellyfin_confirm.JellyfinConfirmer when Jellyfin is on
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     supervisor: Supervisor = field(default_factory=Supervisor)
 
@@ -74,6 +76,8 @@ class App:
             self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
         if self.telegram is not None:
             self.supervisor.supervise(TELEGRAM, self.telegram.run)
+        if self.jellyfin is not None:
+            self.supervisor.supervise(JELLYFIN, self.jellyfin.run)
         log.info("jellybit started", extra={"database": str(self.config.storage.database)})
 
     async def wait(self) -> None:
@@ -86,7 +90,7 @@ class App:
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE):
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE, JELLYFIN):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()
@@ -102,6 +106,9 @@ class App:
                 log.exception("the worker ended with an error")
         await self.supervisor.stop()
         await self.refresher.close()
+        if self.jellyfin is not None:
+            with contextlib.suppress(Exception):
+                await self.jellyfin.lookup.close()
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -113,7 +120,8 @@ class App:
 Probe = Callable[[], Awaitable[Any]]
 
 
-def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None) -> dict[str, Probe]:
+def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None,
+            libraries: Any = None) -> dict[str, Probe]:
     """Status probes for the `info` topic: LLM, each metadata provider, Jellyfin."""
     from jellybit.adapters.metadata import status as provider_status
     from jellybit.errors import JellybitError
@@ -138,7 +146,13 @@ def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None)
         probes[f"metadata.{provider.name}"] = provider_probe
     if refresher is not None and refresher.config.enabled:
         async def jellyfin_probe() -> SystemStatus:
-            return from_service(await refresher.ping())
+            status = from_service(await refresher.ping())
+            problems = [c.problem for c in (libraries.last_checks if libraries is not None else ())
+                        if c.problem]
+            if problems:      # a root no library covers: the status page and `info` say so
+                detail = "; ".join(part for part in (status.detail, *problems) if part)
+                status = status.model_copy(update={"detail": detail})
+            return status
         probes["jellyfin"] = jellyfin_probe
     return probes
 
@@ -195,9 +209,11 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
         recognizer, closers, llm, providers = _recognizer(config, store)
     layouter = layouter or LayoutEngine(store, config.paths, upgrades=config.layout.upgrades)
     refresher = JellyfinRefresher(config.jellyfin)
+    confirmer = _confirmer(config, store, bus)
 
-    def on_done(download: Download) -> None:
+    def on_done(download: Download) -> Awaitable[None] | None:
         refresher.request_refresh(download.display_name)
+        return confirmer.track(download) if confirmer is not None else None
 
     worker = Worker(store, bus, client, recognizer, layouter, worker=config.worker,
                     qbittorrent=config.qbittorrent, paths=config.paths, on_done=on_done)
@@ -212,7 +228,8 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     longest = config.worker.restart_backoff_max
     supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
                             max_backoff=longest, max_crashes=config.worker.max_restarts)
-    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher), supervisor)
+    libraries = confirmer.lookup if confirmer is not None else None
+    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher, libraries), supervisor)
               if mqtt else None)
     telegram = None
     if config.telegram.enabled:
@@ -220,7 +237,18 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
 
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               telegram, closers=closers, supervisor=supervisor)
+               jellyfin=confirmer, telegram=telegram, closers=closers, supervisor=supervisor)
+
+
+def _confirmer(config: Config, store: Store, bus: EventBus) -> Any:
+    """The Jellyfin confirmation (None when Jellyfin or the confirmation is off)."""
+    if not (config.jellyfin.enabled and config.jellyfin.confirm):
+        return None
+    from jellybit.adapters.jellyfin_library import JellyfinLibraries
+    from jellybit.engine.jellyfin_confirm import JellyfinConfirmer
+
+    return JellyfinConfirmer(store, bus, JellyfinLibraries(config.jellyfin, config.paths), config.jellyfin,
+                             config.paths)
 
 
 def _publish_fault(bus: EventBus, fault: Fault) -> None:

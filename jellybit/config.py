@@ -230,14 +230,31 @@ class MetadataConfig(Section):
     cache_hours: float = Field(24.0, ge=0, description="How long provider answers are cached.")
 
 
+class JellyfinPathMapping(Section):
+    """One prefix translation from Jellyfin's paths (inside its container) to this machine's paths."""
+
+    jellyfin: str = Field(description="Path prefix as Jellyfin sees it (a library folder's location).")
+    local: str = Field(description="The same directory as Jellybit sees it.")
+
+
 class JellyfinConfig(Section):
-    """Ask Jellyfin to rescan after a layout."""
+    """Ask Jellyfin to rescan after a layout, check its libraries, and confirm it picked the download up."""
 
     enabled: bool = Field(False, description="Send POST /Library/Refresh after a download is done.")
     url: str = Field("http://127.0.0.1:8096", description="Jellyfin base URL.")
     api_key: SecretStr | None = _opt_secret("API key (env JELLYBIT_JELLYFIN_API_KEY).")
     debounce_seconds: float = Field(10.0, ge=0, description="Coalesce refreshes within this window.")
     timeout: float = Field(10.0, gt=0, description="Request timeout in seconds.")
+    public_url: str | None = Field(None, description="Jellyfin's address as people open it (links to "
+                                   "items); empty = `url`.")
+    path_map: list[JellyfinPathMapping] = Field(default_factory=list, description="Translate Jellyfin's "
+                                                "library paths (e.g. inside its container) to local ones.")
+    confirm: bool = Field(True, description="After a layout, look the download up in Jellyfin and keep "
+                          "its item id.")
+    confirm_within_seconds: float = Field(300.0, gt=0, description="Warn when Jellyfin has not picked a "
+                                          "download up this long after it was laid out.")
+    check_interval: float = Field(15.0, gt=0, description="Seconds between two look-ups of the downloads "
+                                  "Jellyfin has not confirmed yet.")
 
 
 class WorkerConfig(Section):

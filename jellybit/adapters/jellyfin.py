@@ -26,6 +26,18 @@ class _PublicInfo(BaseModel):
     ProductName: str | None = None
 
 
+def api_headers(config: JellyfinConfig) -> dict[str, str]:
+    """The headers every Jellyfin request carries (the API key in both spellings)."""
+    key = config.api_key.get_secret_value() if config.api_key else ""
+    # Jellyfin 12 ignores X-Emby-Token unless legacy authorization is on; older servers and
+    # Emby read it. The MediaBrowser form carries the token only (a Device would rebind it).
+    return {
+        "Authorization": f'MediaBrowser Token="{key}"',
+        "X-Emby-Token": key,
+        "User-Agent": f"Jellybit/{__version__}",
+    }
+
+
 class JellyfinRefresher:
     """`POST /Library/Refresh` after layouts, coalescing bursts within `debounce_seconds`."""
 
@@ -38,13 +50,7 @@ class JellyfinRefresher:
                               "(set it or JELLYBIT_JELLYFIN_API_KEY)")
         self.config = config
         self.retry_delays = tuple(retry_delays)
-        # Jellyfin 12 ignores X-Emby-Token unless legacy authorization is on; older servers and
-        # Emby read it. The MediaBrowser form carries the token only (a Device would rebind it).
-        self._headers = {
-            "Authorization": f'MediaBrowser Token="{key}"',
-            "X-Emby-Token": key,
-            "User-Agent": f"Jellybit/{__version__}",
-        }
+        self._headers = api_headers(config)
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._pending = False

@@ -93,8 +93,18 @@ async def check_panel(config: Config, timeout: float) -> Check:  # noqa: ASYNC10
     return Check("panel", reply.status_code < 500, f"{url} answered {reply.status_code}")
 
 
+async def check_jellyfin_libraries(config: Config) -> list[Check]:
+    """Jellyfin's libraries cover the movies and series roots with the right type (docs/jellyfin.md)."""
+    if not config.jellyfin.enabled:
+        return [Check("jellyfin libraries", False, "jellyfin is not enabled in the configuration")]
+    from jellybit.adapters.jellyfin_library import library_checks
+
+    found = await library_checks(config.jellyfin, config.paths)
+    return [Check(name, ok, detail) for name, ok, detail in found]
+
+
 async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: float,  # noqa: ASYNC109
-                      panel: bool = False) -> list[Check]:
+                      panel: bool = False, jellyfin_libraries: bool = False) -> list[Check]:
     """Run the selected checks."""
     checks: list[Check] = []
     if database:
@@ -103,13 +113,17 @@ async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: flo
         checks.extend(await check_bus(config, timeout))
     if panel:
         checks.append(await check_panel(config, timeout))
+    if jellyfin_libraries:
+        checks.extend(await check_jellyfin_libraries(config))
     return checks
 
 
 def run_healthcheck(config: Config, *, database: bool = True, bus: bool = True, timeout: float = 5.0,
-                    as_json: bool = False, out: TextIO = sys.stdout, panel: bool = False) -> int:
+                    as_json: bool = False, out: TextIO = sys.stdout, panel: bool = False,
+                    jellyfin_libraries: bool = False) -> int:
     """Print the checks; 0 when all pass."""
-    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout, panel=panel))
+    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout, panel=panel,
+                                     jellyfin_libraries=jellyfin_libraries))
     healthy = all(c.ok for c in checks)
     if as_json:
         out.write(json.dumps({"healthy": healthy,

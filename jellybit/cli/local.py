@@ -161,7 +161,8 @@ def cmd_healthcheck(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
     return run_healthcheck(config, database=not args.no_database, bus=not args.no_bus,
-                           timeout=args.timeout, as_json=args.json, panel=args.panel)
+                           timeout=args.timeout, as_json=args.json, panel=args.panel,
+                           jellyfin_libraries=args.jellyfin_libraries)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
     p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
     p.add_argument("--panel", action="store_true", help="also check that the panel answers HTTP")
+    p.add_argument("--jellyfin-libraries", action="store_true",
+                   help="also check that Jellyfin's libraries cover the movies and series roots")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -21,6 +21,7 @@ from jellybit.protocol import (
     Command,
     DownloadDetail,
     DownloadPayload,
+    JellyfinPayload,
     ListPage,
     Response,
     TitleGroup,
@@ -83,6 +84,15 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(parts) or "-"
 
 
+def jellyfin_words(state: JellyfinPayload) -> str:
+    """Whether Jellyfin lists the download, in words: the link, the wait, or what to check."""
+    if state.status == "found":
+        return f"in Jellyfin: {state.url or state.item_id}"
+    if state.status == "pending":
+        return "laid out; waiting for Jellyfin to list it"
+    return f"not in Jellyfin yet ({state.status}): {state.note or 'no reason recorded'}"
+
+
 def format_detail(data: DownloadDetail) -> str:
     """A readable block for `show`: the download, then the decision (cli/show.py), then the timeline."""
     download = data.download
@@ -95,6 +105,8 @@ def format_detail(data: DownloadDetail) -> str:
     lines.append(f"  size: {_human_size(download.size)}")
     if download.error:
         lines.append(f"  error: {download.error.code}: {download.error.message}")
+    if download.jellyfin is not None:
+        lines.append(f"  jellyfin: {jellyfin_words(download.jellyfin)}")
     lines.append("")
     lines.extend(review_block(data))
     if data.timeline:

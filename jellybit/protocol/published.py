@@ -31,6 +31,17 @@ class ErrorInfo(Payload):
     message: str | None = None
 
 
+class JellyfinPayload(Payload):
+    """Whether Jellyfin lists a done download: `pending`, `found` (item and link), `missing` or
+    `unreachable` (a note says what to check). Never a failure: the download stays done."""
+
+    status: Literal["pending", "found", "missing", "unreachable"]
+    item_id: str | None = None
+    url: str | None = None           # the item's page in Jellyfin's web client
+    note: str | None = None
+    checked_at: str | None = None
+
+
 class DownloadPayload(Payload):
     """`<base>/downloads/<id>`: one download as the views show it."""
 
@@ -61,6 +72,7 @@ class DownloadPayload(Payload):
     created_at: str
     updated_at: str
     settled_at: str | None = None
+    jellyfin: JellyfinPayload | None = None     # set once a done download is looked up in Jellyfin
 
 
 class ReasonPayload(Payload):

@@ -44,6 +44,7 @@ class EventType(StrEnum):
     FAILED = "failed"
     ERROR = "error"            # a command failed; `command`, `code` and `message` say which and why
     FAULT = "fault"            # a worker component failed or recovered; `id` names the component
+    JELLYFIN = "jellyfin"      # Jellyfin lists a done download (`reason`: found, `url`: its page) or not
 
 
 @dataclass(frozen=True)

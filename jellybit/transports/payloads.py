@@ -72,7 +72,17 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "warnings": list(warnings or ()), "infohashes": sorted(download.hashes()),
         "defer_until": download.defer_until, "created_at": download.created_at,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
+        "jellyfin": jellyfin_row(download.jellyfin_status, download.jellyfin_item_id, download.jellyfin_url,
+                                 download.jellyfin_note, download.jellyfin_checked_at),
     }
+
+
+def jellyfin_row(status: str | None, item_id: str | None, url: str | None, note: str | None,
+                 checked_at: str | None) -> dict[str, Any] | None:
+    """The `JellyfinPayload` of a download (None while Jellyfin was never asked about it)."""
+    if not status:
+        return None
+    return {"status": status, "item_id": item_id, "url": url, "note": note, "checked_at": checked_at}
 
 
 def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:
@@ -254,6 +264,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
                   panel_url: str | None = None) -> EventPayload:
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
+    jellyfin = event.event_type.value == "jellyfin"      # `url` opens the item in Jellyfin, `message` why not
     pick = recommended(recognition) if review else None
     held = next((i.note for i in recognition.plan.items if i.status == "held" and i.role is Role.VIDEO
                  and i.note), None) if review and recognition is not None else None
@@ -262,8 +273,9 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         to=event.to_state.value if event.to_state else None,
         reason=event.reason or None, actor=event.actor.value if event.actor else None, at=event.at,
         title=recognition.title if recognition else None, year=recognition.year if recognition else None,
-        poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
-        message=headline_reason(recognition) if review else None,
+        poster_url=poster_of(recognition),
+        url=(jellyfin and event.data.get("url")) or panel_link(panel_url, event.download_id),
+        message=headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         upgrade=held[:500] if held else None,
         **{"from": event.from_state.value if event.from_state else None},
@@ -304,6 +316,8 @@ def list_row(row: DownloadRow) -> dict[str, Any]:
         "provider": row["provider"], "provider_id": row["provider_id"], "target_folder": row["folder"],
         "warnings": [], "infohashes": row["infohashes"], "defer_until": row["defer_until"],
         "created_at": row["created_at"], "updated_at": row["updated_at"], "settled_at": row["settled_at"],
+        "jellyfin": jellyfin_row(row["jellyfin_status"], row["jellyfin_item_id"], row["jellyfin_url"],
+                                 row["jellyfin_note"], row["jellyfin_checked_at"]),
     }
 
 

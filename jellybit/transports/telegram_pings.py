@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 KINDS: dict[EventKind, State] = {
     EventKind.REVIEW_REQUESTED: State.REVIEW, EventKind.DONE: State.DONE, EventKind.FAILED: State.FAILED,
 }
+JELLYFIN_PINGS = frozenset({"found", "missing", "unreachable"})   # `jellyfin` event reasons worth a ping
 CURSOR = "event_cursor"
 CURSOR_SLACK = timedelta(minutes=1)   # events of different downloads may arrive slightly out of order
 MAX_BACKOFF = 300.0
@@ -116,6 +117,10 @@ class Pinger:
 
     async def on_event(self, event: Event) -> None:
         """Queue the pings one engine event asks for, then move the cursor past it."""
+        if event.event_type is EventKind.JELLYFIN and event.reason in JELLYFIN_PINGS:
+            # Jellyfin's answer re-renders the done card: "In Jellyfin" with the link, or what to check
+            await self.enqueue(event.download_id, State.DONE.value, f"jellyfin-{event.reason}@{event.at}")
+            return
         state = KINDS.get(event.event_type)
         if state is None:
             return

@@ -186,12 +186,20 @@ def _where(recognition: Recognition | None) -> str | None:
 
 def done_card(download: Download, recognition: Recognition | None, links: Sequence[object] = (), *,
               panel: str, url_buttons: bool = True) -> Card:
-    """Done: where it went (library and folder), how many files, and a warning for copies."""
-    head = [f"<b>Done:</b> {esc(title_of(download, recognition))}"]
+    """Done: where it went (library and folder), how many files, a warning for copies, and whether
+    Jellyfin lists it (the item's link, or what to check)."""
+    status = download.jellyfin_status
+    lead = {"found": "In Jellyfin", "missing": "Done, not in Jellyfin yet",
+            "unreachable": "Done, not confirmed by Jellyfin"}.get(status or "", "Done")
+    head = [f"<b>{lead}:</b> {esc(title_of(download, recognition))}"]
     body: list[str] = []
     where = _where(recognition)
     if where:
         body.append(f"In {esc(where, 300)}")
+    if status == "found" and download.jellyfin_url:
+        body.append(f"Open in Jellyfin: {esc(download.jellyfin_url, 500)}")
+    elif status in ("missing", "unreachable") and download.jellyfin_note:
+        body.append(f"⚠ {esc(download.jellyfin_note, 600)}")
     live = [link for link in links if str(getattr(link, "status", "")) in LIVE_LINKS]
     if live:
         copied = sum(1 for link in live if str(getattr(link, "status", "")) == "copied")

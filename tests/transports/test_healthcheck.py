@@ -7,6 +7,7 @@ from pathlib import Path
 
 from jellybit.adapters.store import Store
 from jellybit.config import load_config
+from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.mosquitto import Broker
 from tests.support.services import free_port
 from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli, worker_config
@@ -106,3 +107,28 @@ def test_the_panel_check_asks_its_port_over_http(tmp_path: Path) -> None:
         server.server_close()
     assert up.returncode == 0, up.stdout + up.stderr
     assert checks(up.stdout) == {"panel": (True, f"http://127.0.0.1:{port}/ answered 307")}
+
+
+def test_jellyfin_libraries_are_checked_on_request(tmp_path: Path, fake_jellyfin: FakeJellyfin) -> None:
+    """`--jellyfin-libraries`: a root no Jellyfin library covers fails the check, and says which."""
+    fake_jellyfin.add_library("Movies", "movies", "/media/movies")
+    fake_jellyfin.add_library("Music", "music", "/media/series")
+    config = worker_config(tmp_path, mqtt_url=f"mqtt://127.0.0.1:{free_port()}", extra=f"""
+[jellyfin]
+enabled = true
+url = "{fake_jellyfin.origin}"
+api_key = "{FakeJellyfin.API_KEY}"
+
+[[jellyfin.path_map]]
+jellyfin = "/media"
+local = "{tmp_path}"
+""")
+    result = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--jellyfin-libraries", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = checks(result.stdout)
+    assert found["jellyfin movie root"] == (True, f"{tmp_path / 'movies'} is in the library 'Movies'")
+    ok, detail = found["jellyfin series root"]
+    assert not ok
+    assert "'Music' of type music, not tvshows" in detail
+    plain = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--json")
+    assert checks(plain.stdout) == {}                   # opt-in: compose's checks never ask Jellyfin

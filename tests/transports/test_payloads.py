@@ -36,8 +36,21 @@ def downloads(draw: st.DrawFn) -> Download:
         progress=draw(st.floats(min_value=0, max_value=1)), dl_speed=draw(st.integers(0, 2**40)),
         eta=draw(MAYBE_INT), torrent_state=draw(st.none() | st.sampled_from(["stalledDL", "metaDL"])),
         num_seeds=draw(MAYBE_INT), num_peers=draw(MAYBE_INT), defer_until=draw(st.none() | STAMP),
-        settled_at=draw(st.none() | STAMP),
+        settled_at=draw(st.none() | STAMP), **draw(jellyfin_fields()),
     )
+
+
+@st.composite
+def jellyfin_fields(draw: st.DrawFn) -> dict[str, str | None]:
+    """Jellyfin's confirmation of a download: never asked, pending, found (item and link) or a note."""
+    status = draw(st.sampled_from([None, "pending", "found", "missing", "unreachable"]))
+    if status is None:
+        return {}
+    found = status == "found"
+    return {"jellyfin_status": status, "jellyfin_item_id": "a" * 32 if found else None,
+            "jellyfin_url": f"http://jf.lan/web/#/details?id={'a' * 32}" if found else None,
+            "jellyfin_note": None if found else draw(st.none() | TEXT),
+            "jellyfin_checked_at": draw(st.none() | STAMP)}
 
 
 @st.composite
@@ -79,6 +92,9 @@ def plain_rows(draw: st.DrawFn) -> DownloadRow:
         "num_peers": download.num_peers, "defer_until": download.defer_until,
         "created_at": download.created_at, "updated_at": download.updated_at,
         "settled_at": download.settled_at, "infohashes": sorted(download.hashes()),
+        "jellyfin_status": download.jellyfin_status, "jellyfin_item_id": download.jellyfin_item_id,
+        "jellyfin_url": download.jellyfin_url, "jellyfin_note": download.jellyfin_note,
+        "jellyfin_checked_at": download.jellyfin_checked_at,
         "media_type": recognition.media_type.value if recognition and recognition.media_type else None,
         "title": recognition.title if recognition else None,
         "original_title": recognition.original_title if recognition else None,

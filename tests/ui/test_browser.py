@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.support.fake_http import running
+from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze, default_catalogue
 from tests.support.ha_screens import SHOTS_ENV
 from tests.support.mosquitto import Broker
@@ -59,11 +60,11 @@ def stack(mosquitto: Broker, qbittorrent_server: QbittorrentProcess) -> Iterator
     posters.start()
     catalogue = default_catalogue()
     with running(FakeTmdb(catalogue)) as tmdb, running(FakeTvdb(catalogue)) as tvdb, \
-            running(FakeTvmaze(catalogue)) as tvmaze:
+            running(FakeTvmaze(catalogue)) as tvmaze, running(FakeJellyfin()) as jellyfin:
         tvdb.image_host = tvmaze.image_host = posters.base_url     # posters from loopback only
         stack = Stack(root, broker_url=mosquitto.url, base_topic=f"jbui-{secrets.token_hex(4)}",
                       qbittorrent=qbittorrent_server, data_dir=data, tmdb=tmdb, tvdb=tvdb, tvmaze=tvmaze,
-                      posters=posters)
+                      posters=posters, jellyfin=jellyfin)
         try:
             stack.start()
             yield stack
@@ -205,6 +206,13 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     assert pinned.stat().st_ino == (seeded.content / subtitle).stat().st_ino
     expect(page.get_by_text(str(target)).first).to_be_visible()
     assert action_bar(page) == ["Undo…"]
+    # Done means in Jellyfin: the rescan found it, the page links to the item (live, no reload).
+    in_jellyfin = page.get_by_role("link", name="In Jellyfin: open the item in a new tab")
+    expect(in_jellyfin).to_be_visible()
+    assert stack.jellyfin is not None
+    item = stack.jellyfin.items[f"/media/movies/{folder}/{folder}.mkv"]
+    expect(in_jellyfin).to_have_attribute("href", f"{stack.jellyfin.origin}/web/#/details?id={item.id}")
+    expect(page.get_by_test_id("jellyfin")).not_to_contain_text("waiting")
     shoot(page, "detail-done-desktop")
 
     page.get_by_role("button", name="Undo").click()
