@@ -86,3 +86,18 @@ class UnsafePath(JellybitError):
     """A computed target path would leave its library root."""
 
     code = "unsafe_path"
+
+
+class StorageFault(JellybitError):
+    """The database's disk or a library root is full, read-only, gone or locked (core/storage.py).
+
+    `code` is the fault's own (`storage_full`, `library_read_only`, …) and the message says where and
+    what to do. Transient: the same request runs once the fault is over.
+    """
+
+    transient = True
+
+    def __init__(self, code: str, component: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.component = component
