@@ -18,6 +18,7 @@ from jellybit.adapters.jellyfin import JellyfinRefresher
 from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.offload import Offloader, offloaded_parser
 from jellybit.adapters.qbittorrent import QbittorrentClient
+from jellybit.adapters.storage_watch import StorageWatch
 from jellybit.adapters.store import Store
 from jellybit.config import Config
 from jellybit.core.addresses import AllowList
@@ -26,14 +27,16 @@ from jellybit.core.ports import Layouter, Recognizer
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.source_guard import SourceGuard
-from jellybit.engine.supervisor import Fault, GaveUp, Supervisor
+from jellybit.engine.supervisor import ComponentHealth, Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
+from jellybit.errors import StorageFault
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
 POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
 RECONCILE = "reconcile"
+STORAGE = "storage-watch"     # the loop that probes the database's disk and the library roots
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -54,6 +57,7 @@ class App:
     telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     supervisor: Supervisor = field(default_factory=Supervisor)
+    watch: StorageWatch | None = None        # storage faults (database disk, library roots)
 
     async def start(self) -> None:
         """Open (and migrate) the store, then start the worker and the transports, each supervised."""
@@ -68,6 +72,8 @@ class App:
         self.worker.on_fault = partial(self.supervisor.report, POLL)
         self.supervisor.supervise(POLL, partial(self.worker.run, reconcile=False))
         self.supervisor.supervise(RECONCILE, self.worker.run_reconciler)
+        if self.watch is not None:
+            self.supervisor.supervise(STORAGE, self.watch.run)
         if self.bridge is not None:
             self.supervisor.supervise(MQTT, self.bridge.connection)
             self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
@@ -85,7 +91,7 @@ class App:
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE):
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE, STORAGE):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()
@@ -164,7 +170,8 @@ def _recognizer(config: Config, store: Store
 
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
-            probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None) -> Any:
+            probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None,
+            watch: StorageWatch | None = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     from jellybit.protocol import Topics
     from jellybit.transports.homeassistant import HomeAssistantDiscovery
@@ -172,7 +179,7 @@ def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
     from jellybit.transports.mqtt_engine import EngineState, build_handlers
 
     state = EngineState(commands, bus, config, statuses=probes,
-                        components=supervisor.status if supervisor is not None else None)
+                        components=_components(supervisor, watch) if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
         topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
@@ -186,13 +193,14 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     """Build (not start) every component from the configuration."""
     store = Store(config.storage.database)
     bus = EventBus()
+    watch = _storage_watch(config, store, bus)
     client = QbittorrentClient(config.qbittorrent)
     closers: list[Callable[[], Awaitable[Any]]] = []
     llm: Any = None
     providers: list[Any] = []
     if recognizer is None:
         recognizer, closers, llm, providers = _recognizer(config, store)
-    layouter = layouter or LayoutEngine(store, config.paths)
+    layouter = layouter or LayoutEngine(store, config.paths, watch=watch)
     refresher = JellyfinRefresher(config.jellyfin)
 
     def on_done(download: Download) -> None:
@@ -208,7 +216,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     longest = config.worker.restart_backoff_max
     supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
                             max_backoff=longest, max_crashes=config.worker.max_restarts)
-    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher), supervisor)
+    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher), supervisor, watch)
               if mqtt else None)
     telegram = None
     if config.telegram.enabled:
@@ -216,7 +224,40 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
 
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               telegram, closers=closers, supervisor=supervisor)
+               telegram, closers=closers, supervisor=supervisor, watch=watch)
+
+
+# ---------------------------------------------------------------- storage faults (core/storage.py)
+
+def _storage_watch(config: Config, store: Store, bus: EventBus) -> StorageWatch:
+    """The watch over the database's disk and the library roots, told by the store of its faults."""
+    roots = {"movies": config.paths.movies, "series": config.paths.series}
+    watch = StorageWatch(config.storage.database, roots, notify=partial(_publish_storage_fault, bus))
+    store.watch = watch
+    watch.try_write = store.try_write
+    return watch
+
+
+def _publish_storage_fault(bus: EventBus, component: str, fault: StorageFault | None) -> None:
+    """A storage fault began (or, with None, ended): one `fault` event, and `info` refreshed."""
+    if fault is None:
+        bus.publish(Event(EventKind.FAULT, component, name=component, reason="recovered"))
+        return
+    bus.publish(Event(EventKind.FAULT, component, name=component, reason=fault.message,
+                      data={"code": fault.code}))
+
+
+def _components(supervisor: Supervisor,
+                watch: StorageWatch | None) -> Callable[[], dict[str, ComponentHealth]]:
+    """`info.components`: the supervised loops, then the database and each library root."""
+    def merged() -> dict[str, ComponentHealth]:
+        found = supervisor.status()
+        for name, current in (watch.status() if watch is not None else {}).items():
+            found[name] = ComponentHealth(
+                name, running=True, error=current.message if current else None,
+                failed_at=current.since if current else None, code=current.code if current else None)
+        return found
+    return merged
 
 
 def _publish_fault(bus: EventBus, fault: Fault) -> None:

@@ -69,9 +69,12 @@ class AdapterError(JellybitError):
     code = "adapter_error"
     transient = True        # worth trying again later (an outage), unlike a rejected key or a missing record
 
-    def __init__(self, system: str, message: str) -> None:
+    def __init__(self, system: str, message: str, *, errno: int | None = None,
+                 path: str | None = None) -> None:
         super().__init__(f"{system}: {message}")
         self.system = system
+        self.errno = errno      # the OSError's errno behind a filesystem failure, and the path it hit
+        self.path = path
 
 
 class TorrentRejected(AdapterError):

@@ -258,13 +258,16 @@ def event_payload(event: Event, recognition: Recognition | None = None,
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
     pick = recommended(recognition) if review else None
+    # A storage fault names its code, and its words are the message too (`reason` says the same).
+    code = event.data.get("code") if event.event_type.value == "fault" else None
     return EventPayload(
+        code=code if isinstance(code, str) else None,
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
         reason=event.reason or None, actor=event.actor.value if event.actor else None, at=event.at,
         title=recognition.title if recognition else None, year=recognition.year if recognition else None,
         poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
-        message=headline_reason(recognition) if review else None,
+        message=headline_reason(recognition) if review else (event.reason or None) if code else None,
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
