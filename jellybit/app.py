@@ -179,7 +179,7 @@ def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
     from jellybit.transports.mqtt_engine import EngineState, build_handlers
 
     state = EngineState(commands, bus, config, statuses=probes,
-                        components=_components(supervisor, watch) if supervisor is not None else None)
+                        components=storage_components(supervisor, watch) if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
         topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
@@ -232,13 +232,13 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
 def _storage_watch(config: Config, store: Store, bus: EventBus) -> StorageWatch:
     """The watch over the database's disk and the library roots, told by the store of its faults."""
     roots = {"movies": config.paths.movies, "series": config.paths.series}
-    watch = StorageWatch(config.storage.database, roots, notify=partial(_publish_storage_fault, bus))
+    watch = StorageWatch(config.storage.database, roots, notify=partial(publish_storage_fault, bus))
     store.watch = watch
     watch.try_write = store.try_write
     return watch
 
 
-def _publish_storage_fault(bus: EventBus, component: str, fault: StorageFault | None) -> None:
+def publish_storage_fault(bus: EventBus, component: str, fault: StorageFault | None) -> None:
     """A storage fault began (or, with None, ended): one `fault` event, and `info` refreshed."""
     if fault is None:
         bus.publish(Event(EventKind.FAULT, component, name=component, reason="recovered"))
@@ -247,7 +247,7 @@ def _publish_storage_fault(bus: EventBus, component: str, fault: StorageFault | 
                       data={"code": fault.code}))
 
 
-def _components(supervisor: Supervisor,
+def storage_components(supervisor: Supervisor,
                 watch: StorageWatch | None) -> Callable[[], dict[str, ComponentHealth]]:
     """`info.components`: the supervised loops, then the database and each library root."""
     def merged() -> dict[str, ComponentHealth]:
