@@ -285,3 +285,28 @@ def _readonly(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def snapshot(database: Path, roots: Mapping[str, Path], *,
+             reserve: int = RESERVE) -> dict[str, tuple[StorageFault | None, int | None]]:
+    """What another process (`jellybit healthcheck`) can see of each component now: its fault, free bytes.
+
+    Without the worker's memory of its mounts, a library not mounted shows only as a missing folder.
+    """
+    found: dict[str, tuple[StorageFault | None, int | None]] = {}
+    places = [(place_for(DATABASE, database), database.parent, StorageCode.STORAGE_READ_ONLY,
+               StorageCode.STORAGE_FULL)]
+    places += [(place_for(library_component(n), r), r, StorageCode.LIBRARY_READ_ONLY,
+                StorageCode.LIBRARY_FULL) for n, r in roots.items()]
+    for place, folder, read_only, full in places:
+        free = _free(folder)
+        fault: StorageFault | None = None
+        if place.library is not None and not folder.is_dir():
+            code = StorageCode.LIBRARY_UNMOUNTED
+            fault = StorageFault(code.value, place.component, words(code, place, "the folder is missing"))
+        elif _readonly(folder):
+            fault = StorageFault(read_only.value, place.component, words(read_only, place))
+        elif free is not None and free < reserve:
+            fault = StorageFault(full.value, place.component, words(full, place))
+        found[place.component] = (fault, free)
+    return found

@@ -24,7 +24,7 @@ from tests.support.fault_scenarios import LOCKER, connect
 from tests.support.fault_stack import FaultStack, RestartableBroker, until, worker_config
 from tests.support.qbittorrent import QbittorrentInstance, magnet, seeded_torrent
 from tests.support.storage import BusWatch, fill, mount_tmpfs, remount, tmpfs, unmount
-from tests.support.worker_process import WorkerProcess
+from tests.support.worker_process import WorkerProcess, run_cli
 
 DB_KIB = 4096
 
@@ -232,8 +232,13 @@ async def test_a_library_remounted_read_only(running: Running, tmp_path: Path) -
         during = await _fault_starts(run, "library.movies", "library_read_only")
         assert await _apply(run, download_id) == "review"
         reasons = await _review_reason(run, download_id)
+        health = await asyncio.to_thread(run_cli, run.stack.config, "healthcheck")
     finally:
         remount(movies, "rw")
+    assert health.returncode == 1
+    assert f"FAIL  storage library.movies: library_read_only: {during['error']}" in health.stdout
+    assert f"FAIL  worker storage library.movies: library_read_only: {during['error']}" in health.stdout
+    assert "ok    storage database: " in health.stdout
     assert during["error"] == f"the movies library is read-only ({movies}); remount {movies} read-write"
     assert reasons["library_read_only"] == during["error"]
     await _fault_ends(run, "library.movies")
