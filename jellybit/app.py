@@ -279,7 +279,13 @@ async def run(config: Config, *, app: App | None = None) -> int:
         loop.add_signal_handler(sig, stopping.set)
     status = 0
     try:
-        await app.start()
+        try:
+            await app.start()
+        except StorageFault as exc:
+            # A database that cannot be written at start: one line that says why, not a traceback.
+            log.critical("cannot start: %s", exc.message,
+                         extra={"code": exc.code, "component": exc.component})
+            return 1
         stopper = asyncio.create_task(stopping.wait())
         crashed = asyncio.create_task(app.wait())
         done, _ = await asyncio.wait({stopper, crashed}, return_when=asyncio.FIRST_COMPLETED)

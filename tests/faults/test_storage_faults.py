@@ -289,3 +289,28 @@ async def test_a_library_unmounted(running: Running, tmp_path: Path) -> None:
     _one_fault_each_way(run, "library.movies", "library_unmounted")
     assert run.log().count("Traceback") == tracebacks
     assert await _apply(run, download_id) == "done"
+
+
+async def test_a_read_only_database_at_start(tmp_path: Path, qbittorrent: QbittorrentInstance) -> None:
+    """The worker cannot run on a database it cannot write: it says so in one line and exits 1."""
+    with tmpfs(tmp_path / "db", DB_KIB) as db_dir:
+        broker = RestartableBroker(tmp_path)
+        config = worker_config(tmp_path, broker, qbittorrent, database=db_dir / "jellybit.db")
+        migrated = await asyncio.to_thread(run_cli, config, "migrate")
+        assert migrated.returncode == 0, migrated.stderr
+        remount(db_dir, "ro")
+        worker = WorkerProcess(config, tmp_path / "worker.log")
+        worker.start()
+        try:
+            assert worker.proc is not None
+            assert await asyncio.to_thread(worker.proc.wait, 60) == 1
+            health = await asyncio.to_thread(run_cli, config, "healthcheck", "--no-bus")
+        finally:
+            worker.close()
+    log = worker.output()
+    assert "Traceback" not in log
+    assert log.count('"code": "storage_read_only"') == 1
+    assert f"cannot start: the database is read-only ({db_dir / 'jellybit.db'}" in log
+    assert health.returncode == 1
+    assert f"FAIL  storage database: storage_read_only: the database is read-only ({db_dir / 'jellybit.db'}" \
+        in health.stdout

@@ -146,10 +146,13 @@ class StoreBase:
             if migrate:
                 await self.migrate()
             await self.reader.open()
-        except BaseException:
+        except BaseException as exc:
             # Never leave the connection's worker thread behind a failed open.
             self._conn = None
             await conn.close()
+            fault = self._fault(exc, tell=False) if isinstance(exc, sqlite3.Error) else None
+            if fault is not None:
+                raise fault from exc      # a read-only or full disk at start, in words (the caller logs it)
             raise
 
     async def close(self) -> None:
@@ -207,8 +210,8 @@ class StoreBase:
             except sqlite3.Error:
                 log.debug("rollback failed", exc_info=True)
 
-    def _fault(self, exc: sqlite3.Error) -> StorageFault | None:
-        """The storage fault an sqlite3 error is (told to the watch), or None."""
+    def _fault(self, exc: sqlite3.Error, *, tell: bool = True) -> StorageFault | None:
+        """The storage fault an sqlite3 error is (told to the watch unless `tell` is False), or None."""
         place = (self.watch.database_place() if self.watch is not None
                  else Place(DATABASE, str(self.path), str(self.path.parent)))
         fault = database_fault(exc, place)
@@ -216,7 +219,7 @@ class StoreBase:
             return None
         if fault.code == StorageCode.STORAGE_LOCKED:
             fault = StoreBusy(str(exc), fault.message)
-        if self.watch is not None:
+        if tell and self.watch is not None:
             self.watch.failed(fault)
         return fault
 
