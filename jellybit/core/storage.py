@@ -67,7 +67,7 @@ def library_component(name: str) -> str:
 def words(code: StorageCode, place: Place, detail: str = "") -> str:
     """The sentence an answer, an event and the log give for one fault: what, where, what to do."""
     what = f"the {place.library} library" if place.library else "the database"
-    extra = f" ({detail})" if detail else ""
+    extra = f", {detail}" if detail else ""
     match code:
         case StorageCode.STORAGE_FULL:
             text = (f"the database disk is full ({place.path}); free space on {place.mount} — the change "
