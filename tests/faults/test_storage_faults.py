@@ -12,6 +12,7 @@ import asyncio
 import base64
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,9 +77,13 @@ async def _fault_starts(run: Running, component: str, code: str) -> dict:
 
 
 async def _fault_ends(run: Running, component: str) -> None:
+    """Wait for the recovery on `info` and `events`; print how long it took (the report's figure)."""
+    started = time.monotonic()
     await until(lambda: run.bus.component(component) and run.bus.component(component).get("code") is None
                 and run.bus.faults(component) and run.bus.faults(component)[-1]["reason"] == "recovered",
                 within=30, what=f"{component} to recover")
+    print(f"[storage] {component} {run.bus.faults(component)[0].get('code')}: recovered "
+          f"{time.monotonic() - started:.2f} s after the cause was gone")
 
 
 def _one_fault_each_way(run: Running, component: str, code: str) -> None:
