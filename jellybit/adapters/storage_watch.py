@@ -4,7 +4,8 @@ A fault starts when a write fails for a storage reason (the store and the layout
 already turned into a `StorageFault` by `database_fault` / `library_fault`) or when a probe sees it
 before anything failed (a library that is read-only or no longer mounted, a database file that
 vanished). It ends when a probe sees the cause gone: free space grew by `reserve` bytes, the mount is
-writable or mounted again, the file is back; a lock ends with the next write that gets through.
+writable or mounted again, the file is back; a lock, or a database SQLite would not write, ends
+with the next write that gets through (the probe tries one).
 Each start and each end is logged once and told to `notify` (the app publishes a `fault` event);
 the faults in between cost no log line.
 """
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 RESERVE = 1 << 20          # free bytes a full disk must gain before its fault counts as over
 INTERVAL = 2.0             # seconds between probes
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# Faults no probe can see end (a lock; a file the worker may not write): the probe tries a write.
+_ENDED_BY_A_WRITE = frozenset({StorageCode.STORAGE_LOCKED, StorageCode.STORAGE_READ_ONLY})
 
 
 def mount_of(path: Path) -> Path:
@@ -177,9 +180,9 @@ class StorageWatch:
             self.notify(fault.component, fault)
 
     def wrote(self) -> None:
-        """A database write got through: a lock is over."""
+        """A database write got through: a lock, or a database that refused writes, is over."""
         current = self._faults.get(DATABASE)
-        if current is not None and current.code == StorageCode.STORAGE_LOCKED:
+        if current is not None and current.code in _ENDED_BY_A_WRITE:
             self._clear(DATABASE)
 
     def fault(self, component: str) -> Current | None:
@@ -256,7 +259,7 @@ class StorageWatch:
             free = _free(folder)
             if free is None or free < max(self.reserve, current.free_then + self.reserve):
                 return StorageFault(current.code, component, current.message)
-        elif current.code == StorageCode.STORAGE_LOCKED:
+        elif current.code in _ENDED_BY_A_WRITE:
             return StorageFault(current.code, component, current.message)   # a write ends it
         self._clear(component)
         return None
@@ -267,7 +270,7 @@ class StorageWatch:
         for name in self.roots:
             self.check_library(name)
         current = self._faults.get(DATABASE)
-        if current is not None and current.code == StorageCode.STORAGE_LOCKED and self.try_write is not None:
+        if current is not None and current.code in _ENDED_BY_A_WRITE and self.try_write is not None:
             try:
                 await self.try_write()
             except StorageFault:

@@ -116,6 +116,16 @@ async def test_a_moved_database_file_refuses_writes_until_it_is_back(watched, tm
     assert told.calls == [(DATABASE, "storage_missing"), (DATABASE, None)]
 
 
+async def test_a_read_only_database_ends_with_a_write_that_gets_through(watched) -> None:
+    store, watch, told = watched
+    refused = StorageFault("storage_read_only", DATABASE, "the database is read-only (…)")
+    watch.failed(refused)
+    assert watch.check_database() is not None       # the mount is writable, but that proves nothing
+    await watch.probe()                             # its write goes through: over
+    assert told.calls == [(DATABASE, "storage_read_only"), (DATABASE, None)]
+    assert (await store.fetchone("PRAGMA user_version"))[0] == 0       # the probe changed nothing
+
+
 def test_sqlite_s_own_errors_are_named(tmp_path: Path) -> None:
     path = tmp_path / "ro.db"
     sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()

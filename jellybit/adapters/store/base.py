@@ -224,9 +224,15 @@ class StoreBase:
         return fault
 
     async def try_write(self) -> None:
-        """An empty write transaction (the watch's probe of a locked database)."""
-        async with self.write():
-            pass
+        """A real write that changes nothing (the watch's probe of a locked or read-only database).
+
+        `user_version` is unused by Jellybit (migrations keep their own table); writing it again
+        dirties the header page, so a read-only file refuses it where an empty transaction would not.
+        """
+        async with self.write() as conn:
+            async with conn.execute("PRAGMA user_version") as cursor:
+                row = await cursor.fetchone()
+            await conn.execute(f"PRAGMA user_version = {int(row[0]) if row else 0}")
 
     async def fetchall(self, sql: str, params: tuple | dict = ()) -> list[aiosqlite.Row]:
         """Run a read query and return every row."""
