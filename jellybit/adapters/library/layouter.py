@@ -22,7 +22,6 @@ from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
 from jellybit.adapters.storage_watch import StorageWatch, library_fault, place_for
-from jellybit.adapters.store.links import title_folder_of
 from jellybit.config import PathsConfig
 from jellybit.core.links import (
     LIVE_STATUSES,
@@ -32,6 +31,7 @@ from jellybit.core.links import (
     LinkStatus,
     LinkUpdate,
     NewLink,
+    title_folder_of,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
