@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.storage_watch import StorageWatch, database_fault, library_fault, place_for, snapshot
 from jellybit.adapters.store import Store, StoreBusy
+from jellybit.config import PathsConfig
 from jellybit.core.storage import DATABASE, StorageCode, library_component
 from jellybit.errors import StorageFault
 from tests.support.storage import tmpfs
@@ -174,3 +176,15 @@ def test_healthcheck_s_snapshot_sees_a_missing_library(tmp_path: Path) -> None:
     fault, _free = found["library.series"]
     assert fault is not None
     assert fault.code == "library_unmounted"
+
+
+async def test_reconciliation_does_not_believe_a_library_that_is_not_there(watched, tmp_path: Path) -> None:
+    """Files under a library that is not mounted only look gone: the check raises instead of saying so."""
+    store, watch, _told = watched
+    paths = PathsConfig(downloads=tmp_path, movies=tmp_path / "movies", series=tmp_path / "series")
+    layouter = LayoutEngine(store, paths, watch=watch)
+    assert await layouter.targets_present_many([]) == {}
+    (tmp_path / "series").rmdir()
+    with pytest.raises(StorageFault) as caught:
+        await layouter.targets_present_many([])
+    assert caught.value.code == "library_unmounted"
