@@ -295,6 +295,21 @@ async def test_a_library_unmounted(running: Running, tmp_path: Path) -> None:
     assert run.log().count("Traceback") == tracebacks
     assert await _apply(run, download_id) == "done"
 
+    # Unmounted again: an undo is refused in words, and no link is recorded as removed because its
+    # file only looked gone.
+    unmount(movies)
+    try:
+        await _fault_starts(run, "library.movies", "library_unmounted")
+        undone = await run.client.request(Command.UNDO, {"id": download_id}, timeout=30)
+        detail = await run.client.request(Command.GET, {"id": download_id})
+    finally:
+        mount_tmpfs(movies, 2048)
+    assert undone.status == "error"
+    assert undone.error.code == "library_unmounted", undone.error
+    assert undone.error.message.startswith(f"the movies library is not mounted ({movies}")
+    assert detail.data.download.state == "done"
+    assert {link.status for link in detail.data.links} == {"copied"}
+
 
 async def test_a_read_only_database_at_start(tmp_path: Path, qbittorrent: QbittorrentInstance) -> None:
     """The worker cannot run on a database it cannot write: it says so in one line and exits 1."""

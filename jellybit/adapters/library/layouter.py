@@ -203,6 +203,16 @@ class LayoutEngine(TitlesMixin):
             self.watch.failed(fault)
         return fault
 
+    def _check_links(self, rows: Sequence[FileLink]) -> None:
+        """Refuse to remove or re-check links in a library that is read-only or not mounted: its
+        files would be refused one by one, or look gone and be recorded as removed."""
+        if self.watch is None:
+            return
+        for name in dict.fromkeys(n for r in rows if (n := self._library(r.dst_path)) is not None):
+            fault = self.watch.check_library(name)
+            if fault is not None and fault.code != StorageCode.LIBRARY_FULL:
+                raise fault
+
     def _check_library(self, recognition: RecognitionDraft) -> None:
         """Refuse to lay out into a library that is full, read-only or not mounted (probed now)."""
         if self.watch is None or recognition.media_type not in LIBRARIES:
@@ -333,6 +343,7 @@ class LayoutEngine(TitlesMixin):
                 self.previews.changed()
 
     async def _undo(self, download_id: str) -> UndoResult:
+        self._check_links(await self.store.links_for_download(download_id, LIVE_STATUSES))
         await self._recover_download(download_id)
         removed: list[str] = []
         refused: list[tuple[str, str]] = []
@@ -375,6 +386,7 @@ class LayoutEngine(TitlesMixin):
         if recognition is None:
             raise NotFound(f"download {download.id} has no recognition to relink")
         rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        self._check_links(rows)
         missing = await asyncio.to_thread(journal.missing, rows)
         await self.store.finish_links([
             LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
