@@ -136,12 +136,15 @@ class StorageWatch:
         self.try_write: Callable[[], Awaitable[None]] | None = None   # a write through the store
         self._mounts: dict[str, Path] = {}
         self._faults: dict[str, Current] = {}
+        self._database_place: Place | None = None
 
     # ------------------------------------------------------------ places
 
     def database_place(self) -> Place:
-        """Where the database is."""
-        return place_for(DATABASE, self.database)
+        """Where the database is (its mount point looked up once: that walk costs ~0.3 ms)."""
+        if self._database_place is None:
+            self._database_place = place_for(DATABASE, self.database)
+        return self._database_place
 
     def library_place(self, name: str) -> Place:
         """Where a library root is (its mount point as seen at start, while the root is gone)."""
@@ -165,6 +168,28 @@ class StorageWatch:
             self.identity = (st.st_dev, st.st_ino)
         for name, root in self.roots.items():
             self._mounts[name] = mount_of(root)
+        self._database_place = place_for(DATABASE, self.database)
+
+    def moved(self) -> StorageFault | None:
+        """Before a write: the fault of a database file moved or deleted since it was opened, else None.
+
+        One `stat` (about 2 µs): the full probe is `check_database`.
+        """
+        if self.identity is None:
+            return None
+        try:
+            st = os.stat(self.database)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == self.identity:
+            current = self._faults.get(DATABASE)
+            if current is not None and current.code == StorageCode.STORAGE_MISSING:
+                self._clear(DATABASE)         # the file is back: this write need not wait for a probe
+            return None
+        code = StorageCode.STORAGE_MISSING
+        fault = StorageFault(code.value, DATABASE, words(code, self.database_place()))
+        self.failed(fault)
+        return fault
 
     def failed(self, fault: StorageFault) -> None:
         """A write failed for a storage reason: a new fault (or another code) is logged and told once."""

@@ -181,10 +181,9 @@ class StoreBase:
         """
         async with self._write_lock:
             conn = self.conn
-            if self.watch is not None and self.watch.identity is not None:
-                gone = self.watch.check_database()
-                if gone is not None and gone.code == StorageCode.STORAGE_MISSING:
-                    raise gone
+            gone = self.watch.moved() if self.watch is not None else None
+            if gone is not None:
+                raise gone
             try:
                 await conn.execute("BEGIN IMMEDIATE")
                 try:
