@@ -19,6 +19,7 @@ from jellybit.adapters.jellyfin import JellyfinRefresher
 from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.offload import Offloader, offloaded_parser
 from jellybit.adapters.qbittorrent import QbittorrentClient
+from jellybit.adapters.storage_watch import StorageWatch
 from jellybit.adapters.store import Store
 from jellybit.config import Config
 from jellybit.core.addresses import AllowList
@@ -27,8 +28,9 @@ from jellybit.core.ports import Layouter, Recognizer
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.source_guard import SourceGuard
-from jellybit.engine.supervisor import Fault, GaveUp, Supervisor
+from jellybit.engine.supervisor import ComponentHealth, Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
+from jellybit.errors import StorageFault
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ STOP_TIMEOUT = 60.0
 POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
 RECONCILE = "reconcile"
 JELLYFIN = "jellyfin"         # the confirmation that Jellyfin lists done downloads
+STORAGE = "storage-watch"     # the loop that probes the database's disk and the library roots
 COMMAND_RESULT_DAYS = 30      # how long a transaction is remembered for de-duplication
 
 
@@ -57,6 +60,7 @@ class App:
     jellyfin: Any = None                     # engine/jellyfin_confirm.JellyfinConfirmer when Jellyfin is on
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     supervisor: Supervisor = field(default_factory=Supervisor)
+    watch: StorageWatch | None = None        # storage faults (database disk, library roots)
 
     async def start(self) -> None:
         """Open (and migrate) the store, then start the worker and the transports, each supervised."""
@@ -71,6 +75,8 @@ class App:
         self.worker.on_fault = partial(self.supervisor.report, POLL)
         self.supervisor.supervise(POLL, partial(self.worker.run, reconcile=False))
         self.supervisor.supervise(RECONCILE, self.worker.run_reconciler)
+        if self.watch is not None:
+            self.supervisor.supervise(STORAGE, self.watch.run)
         if self.bridge is not None:
             self.supervisor.supervise(MQTT, self.bridge.connection)
             self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
@@ -90,7 +96,7 @@ class App:
         if self.bridge is not None:
             with contextlib.suppress(Exception):
                 await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE, JELLYFIN):
+        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE, JELLYFIN, STORAGE):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()
@@ -179,7 +185,8 @@ def _recognizer(config: Config, store: Store
 
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
-            probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None) -> Any:
+            probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None,
+            watch: StorageWatch | None = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     from jellybit.protocol import Topics
     from jellybit.transports.homeassistant import HomeAssistantDiscovery
@@ -187,7 +194,7 @@ def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
     from jellybit.transports.mqtt_engine import EngineState, build_handlers
 
     state = EngineState(commands, bus, config, statuses=probes,
-                        components=supervisor.status if supervisor is not None else None)
+                        components=storage_components(supervisor, watch) if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
         topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
@@ -201,13 +208,14 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     """Build (not start) every component from the configuration."""
     store = Store(config.storage.database)
     bus = EventBus()
+    watch = _storage_watch(config, store, bus)
     client = QbittorrentClient(config.qbittorrent)
     closers: list[Callable[[], Awaitable[Any]]] = []
     llm: Any = None
     providers: list[Any] = []
     if recognizer is None:
         recognizer, closers, llm, providers = _recognizer(config, store)
-    layouter = layouter or LayoutEngine(store, config.paths, upgrades=config.layout.upgrades)
+    layouter = layouter or LayoutEngine(store, config.paths, upgrades=config.layout.upgrades, watch=watch)
     refresher = JellyfinRefresher(config.jellyfin)
     confirmer = _confirmer(config, store, bus)
 
@@ -229,15 +237,16 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
                             max_backoff=longest, max_crashes=config.worker.max_restarts)
     libraries = confirmer.lookup if confirmer is not None else None
-    bridge = (_bridge(config, store, bus, commands, _probes(llm, providers, refresher, libraries), supervisor)
-              if mqtt else None)
+    probes = _probes(llm, providers, refresher, libraries)
+    bridge = _bridge(config, store, bus, commands, probes, supervisor, watch) if mqtt else None
     telegram = None
     if config.telegram.enabled:
         from jellybit.transports.telegram import TelegramTransport
 
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               jellyfin=confirmer, telegram=telegram, closers=closers, supervisor=supervisor)
+               jellyfin=confirmer, telegram=telegram, closers=closers, supervisor=supervisor,
+               watch=watch)
 
 
 def _confirmer(config: Config, store: Store, bus: EventBus) -> Any:
@@ -249,6 +258,39 @@ def _confirmer(config: Config, store: Store, bus: EventBus) -> Any:
 
     return JellyfinConfirmer(store, bus, JellyfinLibraries(config.jellyfin, config.paths), config.jellyfin,
                              config.paths)
+
+
+# ---------------------------------------------------------------- storage faults (core/storage.py)
+
+def _storage_watch(config: Config, store: Store, bus: EventBus) -> StorageWatch:
+    """The watch over the database's disk and the library roots, told by the store of its faults."""
+    roots = {"movies": config.paths.movies, "series": config.paths.series}
+    watch = StorageWatch(config.storage.database, roots, notify=partial(publish_storage_fault, bus))
+    store.watch = watch
+    watch.try_write = store.try_write
+    return watch
+
+
+def publish_storage_fault(bus: EventBus, component: str, fault: StorageFault | None) -> None:
+    """A storage fault began (or, with None, ended): one `fault` event, and `info` refreshed."""
+    if fault is None:
+        bus.publish(Event(EventKind.FAULT, component, name=component, reason="recovered"))
+        return
+    bus.publish(Event(EventKind.FAULT, component, name=component, reason=fault.message,
+                      data={"code": fault.code}))
+
+
+def storage_components(supervisor: Supervisor,
+                watch: StorageWatch | None) -> Callable[[], dict[str, ComponentHealth]]:
+    """`info.components`: the supervised loops, then the database and each library root."""
+    def merged() -> dict[str, ComponentHealth]:
+        found = supervisor.status()
+        for name, current in (watch.status() if watch is not None else {}).items():
+            found[name] = ComponentHealth(
+                name, running=True, error=current.message if current else None,
+                failed_at=current.since if current else None, code=current.code if current else None)
+        return found
+    return merged
 
 
 def _publish_fault(bus: EventBus, fault: Fault) -> None:
@@ -285,7 +327,13 @@ async def run(config: Config, *, app: App | None = None) -> int:
         loop.add_signal_handler(sig, stopping.set)
     status = 0
     try:
-        await app.start()
+        try:
+            await app.start()
+        except StorageFault as exc:
+            # A database that cannot be written at start: one line that says why, not a traceback.
+            log.critical("cannot start: %s", exc.message,
+                         extra={"code": exc.code, "component": exc.component})
+            return 1
         stopper = asyncio.create_task(stopping.wait())
         crashed = asyncio.create_task(app.wait())
         done, _ = await asyncio.wait({stopper, crashed}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,4 +1,4 @@
-"""`jellybit healthcheck`: the database, the broker, the worker answering on the bus, the panel.
+"""`jellybit healthcheck`: the database and storage, the broker, the worker answering on the bus, the panel.
 
 Used by docker-compose health checks; exit 0 when every check passes, 1 otherwise. Where the broker
 binds each account to one client id (the compose stack), a check must not connect with an account
@@ -70,6 +70,10 @@ async def check_bus(config: Config, timeout: float) -> list[Check]:  # noqa: ASY
             online = availability.decode(errors="replace") == AVAILABILITY_ONLINE
             checks.append(Check("worker availability", online, availability.decode(errors="replace")
                                 or "nothing retained"))
+            if online:
+                from jellybit.cli.health_storage import worker_storage
+
+                checks.extend(await worker_storage(client, timeout))
             try:
                 response = await client.request(Command.LIST, {"limit": 1}, timeout=timeout)
                 checks.append(Check("worker answers", response.status == "ok",
@@ -108,7 +112,10 @@ async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: flo
     """Run the selected checks."""
     checks: list[Check] = []
     if database:
+        from jellybit.cli.health_storage import check_storage
+
         checks.append(await check_database(config))
+        checks.extend(check_storage(config))
     if bus:
         checks.extend(await check_bus(config, timeout))
     if panel:

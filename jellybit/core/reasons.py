@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jellybit.core.records import Reason
+from jellybit.core.storage import LIBRARY_CODES
+from jellybit.core.storage import MEANINGS as STORAGE_MEANINGS
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("copy_skipped", 0.0, False, "not laid out: the copy already in the library is as good or "
             "better"),
     Penalty("unplaced_track", 0.0, False, "a subtitle, audio or extra file has no target and is left out"),
+    # the library's disk (core/storage.py): laid out again by Apply once it is fixed
+    *(Penalty(code.value, 0.0, True, STORAGE_MEANINGS[code]) for code in sorted(LIBRARY_CODES)),
 )}
 
 

@@ -224,6 +224,7 @@ class ComponentStatus(Payload):
     restarts: int = 0
     error: str | None = None
     failed_at: str | None = None
+    code: str | None = None          # a storage fault's code (`storage_full`, `library_read_only`, …)
 
 
 class InfoPayload(Payload):

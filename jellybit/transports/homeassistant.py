@@ -78,6 +78,17 @@ ENTITIES: tuple[EntityDescription, ...] = (
         lambda t: {"stat_t": t.info},
     ),
     EntityDescription(
+        # On while the database's disk or a library root has a storage fault (docs/mqtt-api.md); the
+        # faults in words are its attribute.
+        "storage", "binary_sensor", "Storage", None,
+        {"dev_cla": "problem", "ent_cat": "diagnostic",
+         "val_tpl": "{{ 'ON' if (value_json.components | default({})).values() "
+                    "| selectattr('code', 'string') | list else 'OFF' }}",
+         "json_attr_tpl": "{{ {'faults': (value_json.components | default({})).values() "
+                          "| selectattr('code', 'string') | map(attribute='error') | list} | tojson }}"},
+        lambda t: {"stat_t": t.info, "json_attr_t": t.info},
+    ),
+    EntityDescription(
         "events", "event", "Events", "mdi:bell-ring",
         {"evt_typ": [e.value for e in EventType]},
         lambda t: {"stat_t": t.events},

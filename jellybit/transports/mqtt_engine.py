@@ -187,7 +187,7 @@ class EngineState:
                       for name in ("tmdb", "tvdb", "tvmaze")},
             jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
             components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,
-                                              failed_at=h.failed_at)
+                                              failed_at=h.failed_at, code=h.code)
                          for name, h in sorted((self.components() if self.components else {}).items())},
         )
         if status.reconcile is not None:

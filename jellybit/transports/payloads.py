@@ -268,14 +268,18 @@ def event_payload(event: Event, recognition: Recognition | None = None,
     pick = recommended(recognition) if review else None
     held = next((i.note for i in recognition.plan.items if i.status == "held" and i.role is Role.VIDEO
                  and i.note), None) if review and recognition is not None else None
+    # A storage fault names its code, and its words are the message too (`reason` says the same).
+    code = event.data.get("code") if event.event_type.value == "fault" else None
     return EventPayload(
+        code=code if isinstance(code, str) else None,
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
         reason=event.reason or None, actor=event.actor.value if event.actor else None, at=event.at,
         title=recognition.title if recognition else None, year=recognition.year if recognition else None,
         poster_url=poster_of(recognition),
         url=(jellyfin and event.data.get("url")) or panel_link(panel_url, event.download_id),
-        message=headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None),
+        message=(headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None)
+                 if not code else (event.reason or None)),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         upgrade=held[:500] if held else None,
         **{"from": event.from_state.value if event.from_state else None},

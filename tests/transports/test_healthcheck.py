@@ -27,10 +27,15 @@ async def test_healthy_against_a_running_worker(worker: WorkerProcess, mosquitto
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["healthy"] is True
-    assert checks(result.stdout) == {
+    found = checks(result.stdout)
+    storage = {name: found.pop(name) for name in
+               ("storage database", "storage library.movies", "storage library.series")}
+    assert all(ok and detail.endswith("iB free") for ok, detail in storage.values()), storage
+    assert found == {
         "database": (True, f"{worker.config.parent / 'jellybit.db'}: quick_check ok"),
         "broker": (True, mosquitto.url),
         "worker availability": (True, "online"),
+        "worker storage": (True, "no storage fault"),
         "worker answers": (True, "list answered ok"),
     }
 
@@ -46,6 +51,20 @@ async def test_unhealthy_without_a_worker(tmp_path: Path, mosquitto: Broker, sto
     assert "ok    broker:" in result.stdout
     assert "FAIL  worker availability: nothing retained" in result.stdout
     assert "FAIL  worker answers: no answer from the Jellybit worker within 0.5 s" in result.stdout
+
+
+def test_unhealthy_with_a_missing_library_folder(tmp_path: Path, store: Store) -> None:
+    config = worker_config(tmp_path / "cfg", mqtt_url=f"mqtt://127.0.0.1:{free_port()}", database=store.path)
+    series = tmp_path / "cfg" / "series"
+    series.rmdir()                                  # a share that is not mounted leaves no folder
+
+    result = run_cli(config, "healthcheck", "--no-bus")
+
+    assert result.returncode == 1
+    assert "ok    database:" in result.stdout
+    assert "ok    storage library.movies: " in result.stdout
+    assert (f"FAIL  storage library.series: library_unmounted: the series library is not mounted ({series}, "
+            "the folder is missing); mount it again") in result.stdout
 
 
 def test_unhealthy_with_a_missing_database(tmp_path: Path) -> None:

@@ -11,12 +11,17 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import aiomqtt
 import pytest
 
+from jellybit.adapters.storage_watch import StorageWatch
+from jellybit.app import publish_storage_fault, storage_components
 from jellybit.client import JellybitClient
+from jellybit.engine.supervisor import Supervisor
 from jellybit.protocol import Command, EventType
 from jellybit.transports.homeassistant import ENTITIES
 from tests.support.engine import EngineFactory
@@ -54,7 +59,9 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     assert entities["qbittorrent"]["state"] == "unknown"
     await jellybit.engine.worker.poll_once()
     domains = Counter(state["entity_id"].split(".", 1)[0] for state in entities.values())
-    assert domains == {"sensor": 6, "binary_sensor": 1, "event": 1, "text": 1}
+    assert domains == {"sensor": 6, "binary_sensor": 2, "event": 1, "text": 1}
+    assert entities["storage"]["state"] == "off"
+    assert entities["storage"]["attributes"]["device_class"] == "problem"
     assert entities["active"]["state"] == "0"
     assert entities["active"]["attributes"]["unit_of_measurement"] == "downloads"
     assert entities["review_queue"]["state"] == "0"
@@ -79,6 +86,32 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     # The `added` event reached HA's event entity.
     events = await eventually(lambda: _event_seen(jellybit, "added"), what="the added event")
     assert events["attributes"]["id"] == response.data.id
+
+
+async def test_the_storage_sensor_shows_a_library_fault_and_its_end(
+        make_engine: EngineFactory, mosquitto: Broker, home_assistant: HomeAssistant, tmp_path: Path) -> None:
+    engine = await make_engine()
+    root = tmp_path / "series-root"
+    root.mkdir()
+    watch = StorageWatch(engine.store.path, {"series": root},
+                         notify=partial(publish_storage_fault, engine.bus))
+    watch.opened()
+    app = Jellybit.make(engine, mosquitto, home_assistant)
+    app.components = storage_components(Supervisor(), watch)
+    await app.start()
+    try:
+        assert (await app.all_entities())["storage"]["state"] == "off"
+        root.rmdir()                                   # the library's folder is gone (a share not mounted)
+        fault = watch.check_library("series")
+        assert fault is not None
+        assert fault.code == "library_unmounted"
+        on = await eventually(lambda: _state_is(app, "storage", "on"), what="the storage sensor on")
+        assert on["storage"]["attributes"]["faults"] == [fault.message]
+        root.mkdir()
+        assert watch.check_library("series") is None
+        await eventually(lambda: _state_is(app, "storage", "off"), what="the storage sensor off again")
+    finally:
+        await app.remove(mosquitto)
 
 
 async def _event_seen(jellybit: Jellybit, event_type: str) -> dict[str, Any] | None:

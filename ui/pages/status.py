@@ -84,7 +84,13 @@ def register(live: Live, *, login: bool) -> None:
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
                                 "Without metadata every download goes to review.")
+                        for name, title in STORAGE.items():
+                            if (component := info.components.get(name)) is not None:
+                                label, icon, colour = storage_words(component)
+                                row(title, label, icon, colour, _component_detail(component))
                         for name, component in sorted(info.components.items()):
+                            if name in STORAGE:
+                                continue
                             if component.error or component.restarts or not component.running:
                                 label, icon, colour = component_words(component)
                                 row(f"Worker {name} loop", label, icon, colour, _component_detail(component))
@@ -118,6 +124,20 @@ def register(live: Live, *, login: bool) -> None:
                     body.refresh()
 
             ui.timer(1.0, tick)
+
+
+# The storage the worker writes to, as `info.components` names it (docs/mqtt-api.md, "Storage faults").
+STORAGE = {"database": "Database", "library.movies": "Movies library", "library.series": "Series library"}
+STORAGE_LABELS = {"storage_full": "Disk full", "storage_read_only": "Read-only",
+                  "storage_missing": "File gone", "storage_locked": "Locked", "library_full": "Disk full",
+                  "library_read_only": "Read-only", "library_unmounted": "Not mounted"}
+
+
+def storage_words(component: ComponentStatus) -> tuple[str, str, str]:
+    """(label, icon, colour) for the database or a library root: writable, or its fault."""
+    if component.code:
+        return STORAGE_LABELS.get(component.code, "Failing"), "error", "negative"
+    return "Writable", "check_circle", "positive"
 
 
 def component_words(component: ComponentStatus) -> tuple[str, str, str]:

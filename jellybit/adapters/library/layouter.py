@@ -30,6 +30,7 @@ from jellybit.adapters.library.disk import (
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
+from jellybit.adapters.storage_watch import StorageWatch, library_fault, place_for
 from jellybit.config import PathsConfig
 from jellybit.core.links import (
     LIVE_STATUSES,
@@ -46,11 +47,13 @@ from jellybit.core.names import id_tag
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
 from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Role, Work
+from jellybit.core.sanitize import is_within
 from jellybit.core.states import RECONCILABLE, State, drift
+from jellybit.core.storage import StorageCode, library_component
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import ReconcileItem
 from jellybit.core.targets import layout_reasons, layout_targets
-from jellybit.errors import JellybitError, NotFound, UnsafePath
+from jellybit.errors import AdapterError, JellybitError, NotFound, StorageFault, UnsafePath
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -92,9 +95,10 @@ class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
     def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK,
-                 upgrades: str = "ask") -> None:
+                 upgrades: str = "ask", watch: StorageWatch | None = None) -> None:
         self.store = store
         self.upgrade_policy = upgrades       # layout.upgrades: ask | keep_both | replace_if_better
+        self.watch = watch            # storage faults of the library roots (None: not watched)
         self.paths = paths
         self.chunk = max(1, chunk)
         self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
@@ -220,10 +224,57 @@ class LayoutEngine(TitlesMixin):
             try:
                 with gc_paused():
                     return await self._apply(download, recognition)
+            except AdapterError as exc:
+                error = self._storage(exc)
+                if error is exc:
+                    raise
+                raise error from exc
             finally:
                 self.previews.changed()
 
+    # ------------------------------------------------------------------ storage faults
+
+    def _library(self, path: str | None) -> str | None:
+        """The library a path lies in (None: neither)."""
+        if path is None:
+            return None
+        return next((name for name, root in self.roots.items() if is_within(root, Path(path), or_equal=True)),
+                    None)
+
+    def _storage(self, exc: AdapterError) -> JellybitError:
+        """A filesystem failure in a library as its storage fault (told to the watch), else itself."""
+        name = self._library(exc.path)
+        if exc.errno is None or name is None:
+            return exc
+        place = (self.watch.library_place(name) if self.watch is not None
+                 else place_for(library_component(name), self.roots[name]))
+        fault = library_fault(OSError(exc.errno, exc.message), place)
+        if fault is None:
+            return exc
+        if self.watch is not None:
+            self.watch.failed(fault)
+        return fault
+
+    def _check_links(self, rows: Sequence[FileLink]) -> None:
+        """Refuse to remove or re-check links in a library that is read-only or not mounted: its
+        files would be refused one by one, or look gone and be recorded as removed."""
+        if self.watch is None:
+            return
+        for name in dict.fromkeys(n for r in rows if (n := self._library(r.dst_path)) is not None):
+            fault = self.watch.check_library(name)
+            if fault is not None and fault.code != StorageCode.LIBRARY_FULL:
+                raise fault
+
+    def _check_library(self, recognition: RecognitionDraft) -> None:
+        """Refuse to lay out into a library that is full, read-only or not mounted (probed now)."""
+        if self.watch is None or recognition.media_type not in LIBRARIES:
+            return
+        fault = self.watch.check_library(LIBRARIES[recognition.media_type])
+        if fault is not None:
+            raise fault
+
     async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
+        self._check_library(recognition)
         if await self._recover_download(download.id):
             self.previews.changed()
         previewed = self.previews.take(download, recognition)
@@ -282,6 +333,9 @@ class LayoutEngine(TitlesMixin):
             if done.collisions or done.error is not None:
                 await self._roll_back(batch)
                 if done.error is not None:
+                    error = self._storage(done.error) if isinstance(done.error, AdapterError) else done.error
+                    if isinstance(error, StorageFault):
+                        raise error       # the watch logged it; the download waits in review
                     log.error("batch rolled back", **for_download(batch.download_id, batch_id=batch.id,
                                                                   error=done.error.message))
                     return ApplyResult("failed", batch_id=batch.id, message=done.error.message,
@@ -361,6 +415,7 @@ class LayoutEngine(TitlesMixin):
                 self.previews.changed()
 
     async def _undo(self, download_id: str) -> UndoResult:
+        self._check_links(await self.store.links_for_download(download_id, LIVE_STATUSES))
         await self._recover_download(download_id)
         removed: list[str] = []
         refused: list[tuple[str, str]] = []
@@ -411,6 +466,11 @@ class LayoutEngine(TitlesMixin):
         async with self._lock:
             try:
                 return await self._relink(download, recognition)
+            except AdapterError as exc:
+                error = self._storage(exc)
+                if error is exc:
+                    raise
+                raise error from exc
             finally:
                 self.previews.changed()
 
@@ -420,6 +480,7 @@ class LayoutEngine(TitlesMixin):
         if recognition is None:
             raise NotFound(f"download {download.id} has no recognition to relink")
         rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        self._check_links(rows)
         missing = await asyncio.to_thread(journal.missing, rows)
         await self.store.finish_links([
             LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
@@ -436,7 +497,14 @@ class LayoutEngine(TitlesMixin):
         return any(await asyncio.to_thread(journal.present, rows))
 
     async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
-        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip."""
+        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip.
+
+        Raises the fault of a library that is not mounted: its files only look gone.
+        """
+        for name in self.roots if self.watch is not None else ():
+            fault = self.watch.check_library(name)
+            if fault is not None and fault.code == StorageCode.LIBRARY_UNMOUNTED:
+                raise fault
         return await asyncio.to_thread(targets_in_place, items)
 
     async def reconcile(self, download: Download, torrent_present: bool) -> State | None:
