@@ -24,6 +24,7 @@ from jellybit import clock
 from jellybit.config import Config, TelegramConfig
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
+from jellybit.errors import StorageFault
 from jellybit.transports.telegram_access import Gate
 from jellybit.transports.telegram_commands import MENU
 from jellybit.transports.telegram_handlers import Settings, UpdateHandler
@@ -136,6 +137,8 @@ class TelegramTransport:
             try:
                 older = clock.format_time(clock.utcnow() - UPDATE_MEMORY)
                 await self.store.telegram_forget_updates(older)
+            except StorageFault:
+                pass                      # the storage watch names the fault once; next round tries again
             except Exception:
                 log.exception("telegram housekeeping failed")
             await asyncio.sleep(HOUSEKEEPING_INTERVAL)

@@ -230,3 +230,40 @@ async def test_an_answer_dropped_after_flood_control_is_logged_with_its_reason(
     fake_telegram.send_text(ANNA, "/help")                                 # the next answer goes out
     await fake_telegram.until(lambda: any("Jellybit puts" in s.text for s in fake_telegram.outbox()))
     assert bot.task is not None
+
+
+async def test_a_database_refusing_writes_keeps_the_ping_and_sends_it_after(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """A download reaches review, then the database refuses writes (SQLite's own read-only refusal,
+    a `storage_read_only` fault) before the ping is queued: the ping waits in memory with one log
+    line and no traceback, and is queued and sent once the database takes writes again."""
+    bot = await make_bot(start=False)
+    pinger = bot.transport.pinger
+    await pinger.catch_up()                              # the cursor, as the first start sets it
+    download_id = await to_review(bot.engine)            # its event waits in the bot's subscription
+    store = bot.engine.store
+    await store.conn.execute("PRAGMA query_only = ON")
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    await bot.start()
+
+    async def held() -> bool:
+        return pinger.held >= 1
+    await eventually(held)
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await asyncio.sleep(0.3)                             # the event, a retry: still no traceback
+    assert await ping_rows(bot, download_id) == []
+    assert not [s for s in fake_telegram.outbox() if s.text.startswith("Needs review")]
+    assert not [r for r in caplog.records if r.exc_info]
+    waiting = [r for r in caplog.records if "wait in memory" in r.getMessage()]
+    assert len(waiting) == 1
+    assert "the database is read-only" in waiting[0].getMessage()
+
+    await store.conn.execute("PRAGMA query_only = OFF")
+    card = await bot.card(download_id, within=30.0)
+    assert card.buttons
+    await first_ping(bot, download_id, lambda p: p.status is PingStatus.SENT)
+    assert pinger.held == 0
+    await asyncio.sleep(0.3)
+    assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
+    assert [r for r in caplog.records if "queued after the database fault" in r.getMessage()]
+    assert not [r for r in caplog.records if r.exc_info]
