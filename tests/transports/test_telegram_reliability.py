@@ -11,6 +11,7 @@ import pytest
 
 from jellybit.core.pings import PingStatus, TelegramPing
 from jellybit.transports.telegram import UPDATE_ATTEMPTS
+from jellybit.transports.telegram_pings import ASKED, HELD_MAX
 from jellybit.transports.telegram_send import REPLY_ATTEMPTS
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 from tests.support.qbittorrent import eventually
@@ -267,3 +268,27 @@ async def test_a_database_refusing_writes_keeps_the_ping_and_sends_it_after(
     assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
     assert [r for r in caplog.records if "queued after the database fault" in r.getMessage()]
     assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_pings_past_the_memory_bound_are_found_again_by_a_catch_up(make_bot: BotFactory) -> None:
+    """More pings than memory holds while the database refuses writes: the oldest leave memory, and
+    once writes get through the catch-up from the cursor (which stayed put) queues the state again."""
+    bot = await make_bot(start=False)
+    pinger = bot.transport.pinger
+    await pinger.catch_up()
+    download_id = await to_review(bot.engine)
+    store = bot.engine.store
+    await store.conn.execute("PRAGMA query_only = ON")
+    for n in range(HELD_MAX + 1):
+        assert await pinger.enqueue(download_id, "review", f"{ASKED}{n}") == 0
+    assert pinger.held == HELD_MAX
+    assert await pinger.flush_held() == 0                # still refused: nothing leaves memory
+    assert pinger.held == HELD_MAX
+    await store.conn.execute("PRAGMA query_only = OFF")
+    assert await pinger.flush_held() == HELD_MAX + 1     # the held ones and the transition caught up
+    keys = {row.dedupe_key for row in await ping_rows(bot, download_id)}
+    assert f"review@{ASKED}0" not in keys
+    assert f"review@{ASKED}{HELD_MAX}" in keys
+    transition = [t for t in (await bot.engine.commands.get(download_id)).transitions
+                  if t.to_state.value == "review"][-1]
+    assert f"review@{transition.created_at}" in keys
