@@ -8,7 +8,15 @@ from typing import Any, Protocol
 
 from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
-from jellybit.core.records import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
+from jellybit.core.records import (
+    Candidate,
+    MediaType,
+    Plan,
+    Reason,
+    Recognition,
+    RecognitionDraft,
+    SourceFile,
+)
 from jellybit.core.store_records import ReconcileItem
 
 # ---------------------------------------------------------------- qBittorrent
@@ -206,6 +214,9 @@ class Layouter(Protocol):
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
         """Lay out the recognition's plan as one crash-safe batch."""
+
+    def check_library(self, media_type: MediaType) -> None:
+        """Raise the `StorageFault` of the library a media type goes to (full, read-only, unmounted)."""
 
     async def undo(self, download: Download) -> UndoResult:
         """Remove this download's surplus links (never the last copy)."""

@@ -20,6 +20,7 @@ from jellybit.config import WorkerConfig
 from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
 from jellybit.core.quality import UpgradeChoice
+from jellybit.core.records import MediaType
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
@@ -161,9 +162,14 @@ class Commands:
                     i.status == HELD for i in recognition.plan.items):
                 raise InvalidArgument("a copy of this film or episode is already in the library: choose "
                                       "keep_both, replace or skip (the upgrade command)")
-            offered = {c.id for c in recognition.candidates} if recognition else set()
+            offered = {c.id: c for c in recognition.candidates} if recognition else {}
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
+            # The target library's fault now, in its words, before anything changes.
+            media = pinned.get("media_type") or (offered[chosen].media_type if chosen is not None else None) \
+                or (recognition.media_type if recognition else None)
+            if media:
+                self.layouter.check_library(MediaType(media))
             if chosen is not None:
                 await self.store.choose_candidate(download.id, chosen)
             if pinned:

@@ -209,16 +209,34 @@ async def _in_review(run: Running, name: str) -> str:
     return download_id
 
 
+AS_A_MOVIE = {"media_type": "movie", "title": "Storage Test", "year": 2001, "provider": "tmdb",
+              "provider_id": "2001"}
+
+
 async def _apply(run: Running, download_id: str) -> str:
     """Apply as a movie; the state it settles in (review or done)."""
-    answer = await run.client.request(Command.APPLY, {
-        "id": download_id, "overrides": {"media_type": "movie", "title": "Storage Test", "year": 2001}},
-        timeout=30)
+    answer = await run.client.request(Command.APPLY, {"id": download_id, "overrides": AS_A_MOVIE},
+                                      timeout=30)
     assert answer.status == "ok", answer.error
     assert answer.data.state == "applying"
     settled = ("review", "done", "failed")
     return await until(lambda: (s := run.stack.states().get(download_id)) in settled and s,
                        within=60, what="the layout to settle")
+
+
+async def _apply_refused(run: Running, download_id: str, during: dict) -> None:
+    """Apply into a library with a current fault: answered with its code and words up front, and the
+    download stays in review as it was (no override or reason recorded, nothing laid out)."""
+    before = await run.client.request(Command.GET, {"id": download_id})
+    answer = await run.client.request(Command.APPLY, {"id": download_id, "overrides": AS_A_MOVIE},
+                                      timeout=30)
+    after = await run.client.request(Command.GET, {"id": download_id})
+    assert answer.status == "error"
+    assert answer.error.code == during["code"], answer.error
+    assert answer.error.message == during["error"]
+    assert after.data.download.state == "review"
+    assert after.data.model_dump(exclude={"download"}) == before.data.model_dump(exclude={"download"})
+    assert after.data.download.updated_at == before.data.download.updated_at
 
 
 async def _review_reason(run: Running, download_id: str) -> dict:
@@ -235,8 +253,7 @@ async def test_a_library_remounted_read_only(running: Running, tmp_path: Path) -
     remount(movies, "ro")
     try:
         during = await _fault_starts(run, "library.movies", "library_read_only")
-        assert await _apply(run, download_id) == "review"
-        reasons = await _review_reason(run, download_id)
+        await _apply_refused(run, download_id, during)
         health = await asyncio.to_thread(run_cli, run.stack.config, "healthcheck")
     finally:
         remount(movies, "rw")
@@ -245,7 +262,6 @@ async def test_a_library_remounted_read_only(running: Running, tmp_path: Path) -
     assert f"FAIL  worker storage library.movies: library_read_only: {during['error']}" in health.stdout
     assert "ok    storage database: " in health.stdout
     assert during["error"] == f"the movies library is read-only ({movies}); remount {movies} read-write"
-    assert reasons["library_read_only"] == during["error"]
     await _fault_ends(run, "library.movies")
     _one_fault_each_way(run, "library.movies", "library_read_only")
     assert run.log().count("Traceback") == tracebacks
@@ -263,6 +279,7 @@ async def test_a_library_full(running: Running, tmp_path: Path) -> None:
         assert await _apply(run, download_id) == "review"     # a copy across devices meets the full disk
         during = await _fault_starts(run, "library.movies", "library_full")
         reasons = await _review_reason(run, download_id)
+        await _apply_refused(run, download_id, during)        # the fault is known now: refused up front
     finally:
         filler.unlink()
     assert during["error"] == f"the movies library is full ({movies}); free space on {movies}"
@@ -282,14 +299,12 @@ async def test_a_library_unmounted(running: Running, tmp_path: Path) -> None:
     unmount(movies)
     try:
         during = await _fault_starts(run, "library.movies", "library_unmounted")
-        assert await _apply(run, download_id) == "review"
-        reasons = await _review_reason(run, download_id)
+        await _apply_refused(run, download_id, during)
         assert list(movies.iterdir()) == [], "nothing was written to the folder under the mount point"
     finally:
         mount_tmpfs(movies, 2048)
     assert during["error"].startswith(f"the movies library is not mounted ({movies}")
     assert during["error"].endswith("mount it again")
-    assert reasons["library_unmounted"] == during["error"]
     await _fault_ends(run, "library.movies")
     _one_fault_each_way(run, "library.movies", "library_unmounted")
     assert run.log().count("Traceback") == tracebacks
@@ -301,12 +316,15 @@ async def test_a_library_unmounted(running: Running, tmp_path: Path) -> None:
     try:
         await _fault_starts(run, "library.movies", "library_unmounted")
         undone = await run.client.request(Command.UNDO, {"id": download_id}, timeout=30)
+        deleted = await run.client.request(Command.DELETE_TITLE, {"provider": "tmdb", "provider_id": "2001"},
+                                           timeout=30)
         detail = await run.client.request(Command.GET, {"id": download_id})
     finally:
         mount_tmpfs(movies, 2048)
-    assert undone.status == "error"
-    assert undone.error.code == "library_unmounted", undone.error
-    assert undone.error.message.startswith(f"the movies library is not mounted ({movies}")
+    for refused in (undone, deleted):
+        assert refused.status == "error"
+        assert refused.error.code == "library_unmounted", refused.error
+        assert refused.error.message.startswith(f"the movies library is not mounted ({movies}")
     assert detail.data.download.state == "done"
     assert {link.status for link in detail.data.links} == {"copied"}
 

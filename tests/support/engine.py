@@ -128,6 +128,9 @@ class ScriptedLayouter:
         return ApplyResult(outcome=self.outcome, batch_id="b", linked=len(recognition.plan.items),
                            collisions=self.collisions, message=message)
 
+    def check_library(self, media_type: MediaType) -> None:
+        """No library on disk, so no library fault."""
+
     async def undo(self, download: Download) -> UndoResult:
         """Record the undo; `undo_complete` says whether every link went."""
         self.undone.append(download.id)

@@ -265,16 +265,16 @@ class LayoutEngine(TitlesMixin):
             if fault is not None and fault.code != StorageCode.LIBRARY_FULL:
                 raise fault
 
-    def _check_library(self, recognition: RecognitionDraft) -> None:
+    def check_library(self, media_type: MediaType) -> None:
         """Refuse to lay out into a library that is full, read-only or not mounted (probed now)."""
-        if self.watch is None or recognition.media_type not in LIBRARIES:
+        if self.watch is None or media_type not in LIBRARIES:
             return
-        fault = self.watch.check_library(LIBRARIES[recognition.media_type])
+        fault = self.watch.check_library(LIBRARIES[media_type])
         if fault is not None:
             raise fault
 
     async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
-        self._check_library(recognition)
+        self.check_library(recognition.media_type)
         if await self._recover_download(download.id):
             self.previews.changed()
         previewed = self.previews.take(download, recognition)
