@@ -231,7 +231,12 @@ class TelegramTransport:
                 log.exception("a telegram update could not be handled; skipped",
                               extra={"update_id": update.update_id})
             self._failures.pop(update.update_id, None)
-            await self.store.telegram_mark_update(update.update_id)
+            try:
+                await self.store.telegram_mark_update(update.update_id)
+            except StorageFault:
+                # Handled and answered: the next getUpdates confirms it. Handling it again on every
+                # retry while the database refuses writes would answer the sender again and again.
+                pass
 
     async def _give_up(self, update: Update, exc: TelegramError) -> None:
         """Log why an update is given up and tell its sender (best effort) to send it again."""

@@ -292,3 +292,23 @@ async def test_pings_past_the_memory_bound_are_found_again_by_a_catch_up(make_bo
     transition = [t for t in (await bot.engine.commands.get(download_id)).transitions
                   if t.to_state.value == "review"][-1]
     assert f"review@{transition.created_at}" in keys
+
+
+async def test_a_message_during_a_database_fault_is_answered_once(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """The database refuses writes: a message is answered once, not again on every retry of the
+    update's bookkeeping, and without a traceback."""
+    bot = await make_bot()
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await bot.engine.store.conn.execute("PRAGMA query_only = ON")
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    fake_telegram.send_text(ANNA, "/help")
+
+    def answers() -> list:
+        return [s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Jellybit puts")]
+    await fake_telegram.until(answers)
+    polls = len(fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await fake_telegram.until(lambda: len(fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates")) >= polls + 3)
+    assert len(answers()) == 1
+    assert not [r for r in caplog.records if r.exc_info]
+    await bot.engine.store.conn.execute("PRAGMA query_only = OFF")
