@@ -214,6 +214,8 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     if config.telegram.enabled:
         from jellybit.transports.telegram import TelegramTransport
 
+        config.telegram.required_token()     # the worker runs the bot; nothing else needs its token
+
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
                telegram, closers=closers, supervisor=supervisor)
