@@ -181,7 +181,7 @@ class TelegramTransport:
             except InvalidToken as exc:
                 if self.health.down_since_error is None:
                     log.error("telegram refused the bot token; check telegram.token")
-                self.health.failed(exc)
+                self.health.failed(exc, refused=True)
                 backoff = self.max_backoff
             except TelegramError as exc:
                 self.health.failed(exc)
