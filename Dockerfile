@@ -1,12 +1,16 @@
 # Jellybit worker and panel image.
-FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+# The base is pinned to a full version tag (for a byte-identical base, pin its digest too:
+# --build-arg PYTHON_IMAGE=python:3.11.13-slim-bookworm@sha256:…), and every Python package to
+# the version in constraints.txt (regenerate it with scripts/lock).
+ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
+FROM ${PYTHON_IMAGE}
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY constraints.txt pyproject.toml README.md ./
 COPY jellybit ./jellybit
 COPY migrations ./migrations
 COPY ui ./ui
-RUN pip install . && useradd --uid 1000 --user-group --create-home jellybit \
+RUN pip install -c constraints.txt . && useradd --uid 1000 --user-group --create-home jellybit \
     && mkdir -p /var/lib/jellybit /var/lib/jellybit-panel \
     && chown 1000:1000 /var/lib/jellybit /var/lib/jellybit-panel
 USER 1000:1000

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
-from devstack.broker import add_missing_keys, password_hash
+from devstack.broker import add_missing_keys
+from devstack.passwd import password_hash
 from devstack.stack import StackPaths, prepare
 
 from jellybit.config import load_config

@@ -161,7 +161,8 @@ def cmd_healthcheck(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
     return run_healthcheck(config, database=not args.no_database, bus=not args.no_bus,
-                           timeout=args.timeout, as_json=args.json, panel=args.panel)
+                           timeout=args.timeout, as_json=args.json, panel=args.panel,
+                           panel_url=args.panel_url, services=not args.no_services)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -194,10 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add("run", cmd_run, "run the worker")
     add("panel", cmd_panel, "run the web panel")
-    p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")
+    p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker, and the services the "
+            "worker uses (exit 0 = healthy)")
     p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
     p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
     p.add_argument("--panel", action="store_true", help="also check that the panel answers HTTP")
+    p.add_argument("--panel-url", metavar="URL", help="check the panel at this URL (in compose: the "
+                   "service's name, the address its published port forwards to)")
+    p.add_argument("--no-services", action="store_true", help="skip qBittorrent, the metadata providers, "
+                   "the LLM, Jellyfin and Telegram (a container's own health check)")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -7,8 +7,6 @@ the keys a config written before this change lacks, added in place (the file is 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import pwd
@@ -17,10 +15,9 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from devstack.passwd import passwd_text, write_private
 from jellybit.config import Config
 
-ITERATIONS = 101
-SALT_BYTES = 12
 WORKER_ACCOUNT = "jellybit"
 PANEL_ACCOUNT = "panel"
 
@@ -33,29 +30,6 @@ user {PANEL_ACCOUNT}
 topic read jellybit/#
 topic write jellybit/request/#
 """
-
-
-def password_hash(password: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> str:
-    """The `$7$` entry mosquitto 2.0 checks a password against."""
-    salt = salt if salt is not None else os.urandom(SALT_BYTES)
-    digest = hashlib.pbkdf2_hmac("sha512", password.encode("utf-8"), salt, iterations, dklen=64)
-    return f"$7${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
-
-
-def passwd_text(accounts: Mapping[str, str]) -> str:
-    """A mosquitto password file for `{user: password}`."""
-    for user in accounts:
-        if not user or ":" in user or any(c.isspace() for c in user):
-            raise ValueError(f"not a broker user name: {user!r}")
-    return "".join(f"{user}:{password_hash(password)}\n" for user, password in accounts.items())
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read (it holds passwords or their hashes)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.chmod(path, 0o600)
 
 
 def panel_password(accounts_file: Path) -> str:
