@@ -6,13 +6,17 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
-COPY constraints.txt pyproject.toml README.md ./
+# The dependencies first, exactly as locked: this layer is reused until constraints.txt changes.
+COPY constraints.txt ./
+RUN pip install -r constraints.txt && useradd --uid 1000 --user-group --create-home jellybit \
+    && mkdir -p /var/lib/jellybit /var/lib/jellybit-panel \
+    && chown 1000:1000 /var/lib/jellybit /var/lib/jellybit-panel
+COPY pyproject.toml README.md ./
 COPY jellybit ./jellybit
 COPY migrations ./migrations
 COPY ui ./ui
-RUN pip install -c constraints.txt . && useradd --uid 1000 --user-group --create-home jellybit \
-    && mkdir -p /var/lib/jellybit /var/lib/jellybit-panel \
-    && chown 1000:1000 /var/lib/jellybit /var/lib/jellybit-panel
+# -c: pip refuses to build when pyproject.toml wants a version the lock does not have.
+RUN pip install --no-deps -c constraints.txt . && pip check
 USER 1000:1000
 # The panel's per-user session files (NiceGUI storage): /app is not writable by the user.
 ENV JELLYBIT_CONFIG=/config/jellybit.toml NICEGUI_STORAGE_PATH=/var/lib/jellybit-panel

@@ -147,7 +147,8 @@ def test_images_and_packages_are_pinned() -> None:
     base = re.search(r"^ARG PYTHON_IMAGE=(\S+)$", DOCKERFILE, re.M)
     assert base is not None
     assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm", base.group(1))
-    assert "pip install -c constraints.txt ." in DOCKERFILE
+    assert "pip install -r constraints.txt" in DOCKERFILE
+    assert "pip install --no-deps -c constraints.txt ." in DOCKERFILE
     pins = dict(re.findall(r"(?m)^([A-Za-z0-9_.-]+)==(\S+)$", (ROOT / "constraints.txt").read_text()))
     import tomllib
 
