@@ -151,6 +151,11 @@ def cmd_remote(args: argparse.Namespace) -> int:
     if args.remote == "add" and bool(args.source) == bool(args.torrent):
         print("jellybit: give a SOURCE or --torrent FILE (exactly one)", file=sys.stderr)
         return EXIT_USAGE
+    source = args.source if args.remote == "add" else None
+    if source and ":" not in source and (source.lower().endswith(".torrent") or Path(source).is_file()):
+        print(f"jellybit: {source} is a file: add a .torrent file with `jellybit add --torrent "
+              f"{source}` (SOURCE is a magnet link, an http(s) URL or an infohash)", file=sys.stderr)
+        return EXIT_USAGE
     return asyncio.run(run_remote(args, config))
 
 
