@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from jellybit.config import Config
+from jellybit.core.providers import FILMS_NEED_TMDB
 from jellybit.protocol import SystemStatus
 
 OK, REFUSED, UNREACHABLE, OFF, STARTING = "ok", "refused", "unreachable", "not configured", "starting"
-TMDB_KEY_URL = "https://www.themoviedb.org/settings/api"
-FILMS_NEED_TMDB = f"films need a TMDB key: get one at {TMDB_KEY_URL} and set JELLYBIT_METADATA_TMDB_API_KEY"
 
 # Where each keyed service's secret goes, for the hints.
 _KEYS = {
