@@ -86,3 +86,36 @@ def test_a_film_without_a_tmdb_key_is_said_in_the_health_check(tmp_path: Path) -
     (tmdb,) = [c for c in service_checks(info) if c.name == "metadata.tmdb"]
     assert tmdb.ok
     assert "films need a TMDB key: get one at https://www.themoviedb.org/settings/api" in tmdb.detail
+
+
+async def test_a_wrong_bot_token_is_named_refused_not_running(tmp_path: Path, mosquitto: Broker) -> None:
+    """The worker's status said the bot was running with no error while Telegram refused the token."""
+    from tests.support.fake_telegram import FakeTelegram
+
+    telegram = FakeTelegram()
+    telegram.start()
+    config = worker_config(tmp_path, mqtt_url=mosquitto.url, extra=f"""
+[telegram]
+enabled = true
+base_url = "{telegram.base_url}"
+allowed_user_ids = [1]
+""")
+    wrong = {"JELLYBIT_TELEGRAM_TOKEN": "123:wrong-token"}
+    worker = WorkerProcess(config, tmp_path / "worker.log", env=wrong)
+    worker.start()
+    try:
+        base = load_config(config, env={}).mqtt.base_topic
+        payload = await eventually_retained(
+            mosquitto.url, f"{base}/info",
+            lambda p: (as_json(p) or {}).get("telegram", {}).get("state") == "refused", within=60)
+        result = run_cli(config, "healthcheck", "--json")
+    finally:
+        worker.close()
+        telegram.stop()
+    status = as_json(payload)["telegram"]
+    assert status["connected"] is False
+    assert "JELLYBIT_TELEGRAM_TOKEN" in status["hint"]
+    assert "wrong-token" not in json.dumps(status)              # the token is never shown
+    assert result.returncode == 1
+    check = by_name(result.stdout)["telegram"]
+    assert (check["ok"], check["state"]) == (False, "refused")
