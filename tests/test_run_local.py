@@ -317,3 +317,21 @@ def test_run_local_twice_in_a_row_and_after_a_crash(stack: LocalStack) -> None:
     # Nothing was written outside the stack's folder.
     assert {name: sorted(p.name for p in folder.iterdir()) for name, folder in stack.outside.items()} == {
         name: [] for name in stack.outside}
+
+
+def test_a_busy_port_on_the_first_run_is_named_and_nothing_is_written(stack: LocalStack) -> None:
+    """The script stops before writing its config, so the same command with another port works."""
+    import socket
+
+    port = int(stack.env["JELLYBIT_LOCAL_MQTT_PORT"])
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        stack.start()
+        assert stack.proc is not None
+        assert stack.proc.wait(120) == 1
+    out = stack.output()
+    assert f"port {port} (mqtt) on 127.0.0.1 is in use by another program" in out
+    assert "JELLYBIT_LOCAL_MQTT_PORT=PORT (nothing was written)" in out
+    assert not stack.paths.config.exists()
+    assert stack.services() == {}
