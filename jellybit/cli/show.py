@@ -22,6 +22,7 @@ from jellybit.protocol import (
 )
 
 MAX_PLAN_ROWS = 60
+MAX_NAMED = 5                   # candidates named in the apply hint
 PROVIDERS = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
 LIVE = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
@@ -114,17 +115,30 @@ def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:
     return lines
 
 
-def next_commands(download_id: str, state: State | str, candidates: int, *,
-                  upgrade: bool = False) -> list[str]:
-    """What to run next for a download in this state (`upgrade`: its review asks about a better copy)."""
+def _short(item: CandidatePayload) -> str:
+    year = item.first_year or item.year
+    return f"{item.title or '?'}" + (f" ({year})" if year else "")
+
+
+def next_commands(download_id: str, state: State | str,
+                  candidates: Sequence[CandidatePayload] = (), *, upgrade: bool = False) -> list[str]:
+    """What to run next for a download in this state (the apply line names the candidates it means;
+    `upgrade`: its review asks about a better copy)."""
     if state == State.REVIEW and upgrade:
         return [f"jellybit upgrade {download_id} keep-both     # lay it beside the copy in the library",
                 f"jellybit upgrade {download_id} replace       # the old library link goes (undo: back)",
                 f"jellybit upgrade {download_id} skip          # lay nothing of this copy",
                 f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
     if state == State.REVIEW:
-        chosen = " --candidate 1" if candidates else " --title 'Title' --year YYYY"
-        return [f"jellybit apply {download_id}{chosen}     # lay it out (numbers as listed above)",
+        if candidates:
+            shown = [f"{n} = {_short(item)}" for n, item in enumerate(candidates[:MAX_NAMED], 1)]
+            more = f", … {len(candidates)}" if len(candidates) > MAX_NAMED else ""
+            apply = (f"jellybit apply {download_id} --candidate N     # lay it out as candidate N: "
+                     + "; ".join(shown) + more)
+        else:
+            apply = (f"jellybit apply {download_id} --type movie|series --title 'Title' --year YYYY     "
+                     "# lay it out as you name it (no candidate was found)")
+        return [apply,
                 f"jellybit refine {download_id} 'a hint, e.g. the 2014 series'     # recognize again",
                 f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
     if state in (State.DONE, State.ORPHANED):
@@ -167,7 +181,7 @@ def review_block(data: DownloadDetail) -> list[str]:
         lines.append("In the library:")
         lines.extend(f"  {link.target}" + ("" if link.status is LinkStatus.LINKED else f"  [{link.status}]")
                      for link in links)
-    commands = next_commands(download.id, state, len(candidates), upgrade=bool(held))
+    commands = next_commands(download.id, state, candidates, upgrade=bool(held))
     if commands:
         lines.append("Next:")
         lines.extend(f"  {command}" for command in commands)

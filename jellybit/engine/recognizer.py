@@ -43,6 +43,7 @@ from jellybit.core.ports import (
     RecognitionRequest,
     SubtitleSampler,
 )
+from jellybit.core.providers import FILMS_NEED_TMDB
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -293,9 +294,12 @@ class RecognitionEngine:
                      reasons: list[Reason]) -> Match:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
+        film_without_tmdb = ((understanding.search_type or reading.media_type) is MediaType.MOVIE
+                             and not any(p.name == "tmdb" for p in self._providers))
         if not self._providers and not pinned and request.chosen is None:
-            reasons.append(reason("no_provider", "no metadata provider is configured, so nothing can "
-                                  "confirm what this is; a human decides"))
+            reasons.append(reason("no_provider", FILMS_NEED_TMDB if film_without_tmdb else
+                                  "no metadata provider is configured, so nothing can confirm what this "
+                                  "is; a human decides"))
             return Match()
         outcome = await matcher.match(reading, understanding.search_type, understanding.original_title)
         if pinned or request.chosen is not None:
@@ -321,7 +325,9 @@ class RecognitionEngine:
             name = reading.titles[0] if reading.titles else "this download"
             answered = [provider_name(p.name) for p in self._providers if p.name in matcher.answered]
             only_outages = bool(matcher.unavailable) and matcher.failed == set(matcher.unavailable)
-            if answered or not only_outages:
+            if film_without_tmdb:
+                reasons.append(reason("no_candidate", FILMS_NEED_TMDB))
+            elif answered or not only_outages:
                 where = f" on {', '.join(answered)}" if answered else ": no metadata provider answered"
                 reasons.append(reason("no_candidate", f"no match for '{name}'"
                                       + (f" ({reading.year})" if reading.year else "") + where))

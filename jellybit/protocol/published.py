@@ -215,6 +215,8 @@ class SystemStatus(Payload):
     connected: bool | None = None
     version: str | None = None
     detail: str | None = None
+    state: str | None = None        # ok, refused (a bad key or token), unreachable, not configured, starting
+    hint: str | None = None         # what to do about it
 
 
 class ComponentStatus(Payload):
@@ -239,6 +241,7 @@ class InfoPayload(Payload):
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
     jellyfin: SystemStatus = Field(default_factory=SystemStatus)
+    telegram: SystemStatus = Field(default_factory=SystemStatus)
     components: dict[str, ComponentStatus] = Field(default_factory=dict)
 
 
