@@ -9,6 +9,7 @@ from typing import Any
 
 from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
+from jellybit.core.editions import edition_label
 from jellybit.core.languages import language_code
 from jellybit.core.names import source_ext
 from jellybit.core.ports import LlmFileAnswer
@@ -243,12 +244,36 @@ def plan_film(
              or (releases[i.source].part if i.source in releases else None) for i in chosen]
     if all(parts) and len(set(parts)) == len(parts):
         return {i.source: i.with_(part=p) for i, p in zip(chosen, parts, strict=True)}
-    labels = [releases[i.source].screen_size if i.source in releases else None for i in chosen]
-    if all(labels) and len(set(labels)) == len(labels):
-        return {i.source: i.with_(version=label) for i, label in zip(chosen, labels, strict=True)}
+    sizes = [releases[i.source].screen_size if i.source in releases else None for i in chosen]
+    labels = version_labels([_edition(releases.get(i.source), llm.get(i.source)) for i in chosen], sizes)
     counts = Counter(labels)
-    return {i.source: i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
+    # Jellyfin takes a file named exactly like its folder as one more version: one may go unlabelled.
+    bare = counts[None] == 1 and all(n == 1 for n in counts.values())
+    return {i.source: i if label is None and bare else
+            i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
             for i, label in zip(chosen, labels, strict=True)}
+
+
+def _edition(release: Release | None, answer: LlmFileAnswer | None) -> str | None:
+    """The names' edition; the LLM's only where the names state none."""
+    return (release.edition if release else None) or (answer.edition if answer else None)
+
+
+def version_labels(editions: Sequence[str | None], resolutions: Sequence[str | None]) -> list[str | None]:
+    """Jellyfin version labels: the edition first, the resolution second, and only when needed.
+
+    A video's edition alone names it when no other video has that edition; a resolution is added
+    where two share it (`Directors Cut 2160p`), and a video without an edition is named by its
+    resolution (`2160p`). A label that is still not unique, or empty, leaves the video unmapped.
+    """
+    shared = Counter(editions)
+    labels: list[str | None] = []
+    for edition, resolution in zip(editions, resolutions, strict=True):
+        words = [edition_label(edition)] if edition else []
+        if resolution and (not edition or shared[edition] > 1):
+            words.append(resolution)
+        labels.append(" ".join(w for w in words if w) or None)
+    return labels
 
 
 # ------------------------------------------------------------------------------------------- the LLM's roles

@@ -63,6 +63,7 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 _HASH = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_RESOLUTION = re.compile(r"(?i)(?:^|\s)\d{3,4}[pi]$")
 MAX_FILMS = 20               # films of a movie pack searched one by one
 LLM_TITLE_DISAGREEMENT = 0.3
 PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
@@ -96,7 +97,8 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
     files = tuple(
         LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
                       extra_kind=i.extra_kind, language=i.language, flags=i.flags,
-                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
+                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None,
+                      edition=_RESOLUTION.sub("", i.version or "").strip() or None)
         for i in previous.plan.items
     )
     return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
