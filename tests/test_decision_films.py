@@ -1,0 +1,69 @@
+"""The decision rules for collectors' downloads, in each LLM mode: two cuts of one film, film collections.
+
+Real worker, qbittorrent-nox and mosquitto; TMDB, TVDB, TVMaze and the LLM are local fakes with the
+real API shapes (`tests/support/decisions.py`). Every case asserts the final state and the exact
+library tree (issue 24).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from jellybit.core.states import State
+from tests.support.decisions import LLM_MODES, Case, DecisionStack
+from tests.support.fake_catalogue import FakeTitle
+from tests.support.fake_metadata import Catalogue
+from tests.support.fake_openai import file_entry, llm_answer
+
+pytestmark = pytest.mark.parametrize("decisions", LLM_MODES, indirect=True)
+
+BLADE_RUNNER = "movies/Blade Runner (1982) [tmdbid-78]"
+LINES = "".join(f"{n}\n00:00:{n:02d},000 --> 00:00:{n:02d},900\nLine {n} of the film, said slowly.\n\n"
+                for n in range(1, 7))
+
+
+@pytest.fixture
+def films(fake_catalogue: Catalogue) -> Catalogue:
+    """The default catalogue plus the films these cases download."""
+    for title, year, tmdb in (("Blade Runner", 1982, 78), ("Back to the Future", 1985, 105),
+                              ("Back to the Future Part II", 1989, 165),
+                              ("Back to the Future Part III", 1990, 196), ("Stalker", 1979, 1398),
+                              ("Solaris", 1972, 593), ("Solaris", 2002, 2103)):
+        fake_catalogue.add(FakeTitle("movie", title, year, tmdb_id=tmdb, imdb_id=f"tt{tmdb:07d}",
+                                     slug=title.lower().replace(" ", "-"), overview=f"{title}, a film."))
+    return fake_catalogue
+
+
+def pack_answer(works: Mapping[str, tuple[str, int | None, str | None]], title: str | None = None) -> Any:
+    """The LLM reads a movie pack: each video's film (by file name part) and its edition."""
+    def answer(listed: Mapping[str, str]) -> dict[str, Any]:
+        files = []
+        for ref, path in listed.items():
+            for part, (work, year, edition) in works.items():
+                if part in path.rsplit("/", 1)[-1] and path.endswith(".mkv"):
+                    files.append(file_entry(ref, "video", work_title=work, work_year=year, edition=edition))
+                elif part in path.rsplit("/", 1)[-1] and path.endswith(".srt"):
+                    files.append(file_entry(ref, "subtitle", language="en"))
+        first = next(iter(works.values()))
+        return llm_answer("movie", title or first[0], first[1], files)
+    return answer
+
+
+async def test_two_cuts_of_one_film_are_two_versions_with_their_subtitles(decisions: DecisionStack,
+                                                                          films: Catalogue) -> None:
+    name = "Blade.Runner.1982.Theatrical.and.Final.Cut.1080p.BluRay.x264-GRP"
+    theatrical = "Blade.Runner.1982.Theatrical.Cut.1080p.BluRay"
+    final = "Blade.Runner.1982.The.Final.Cut.1080p.BluRay"
+    files: dict[str, int | bytes] = {f"{theatrical}.mkv": 90_000, f"{theatrical}.en.srt": LINES.encode(),
+                                     f"{final}.mkv": 91_000, f"{final}.en.srt": LINES.encode() + b"\n",
+                                     "Sample/sample.mkv": 900}
+    answer = pack_answer({"Theatrical": ("Blade Runner", 1982, "Theatrical"),
+                          "Final.Cut": ("Blade Runner", 1982, "Final Cut")})
+    outcome = await decisions.run(Case(name, files, answer=answer))
+    assert outcome.state is State.DONE, outcome.reasons
+    stem = f"{BLADE_RUNNER}/Blade Runner (1982) [tmdbid-78]"
+    assert decisions.tree() == [f"{stem} - Final Cut.en.srt", f"{stem} - Final Cut.mkv",
+                                f"{stem} - Theatrical.en.srt", f"{stem} - Theatrical.mkv"]
