@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from jellybit.core.states import State
+from jellybit.protocol import Command
 from tests.support.decisions import LLM_MODES, Case, DecisionStack
 from tests.support.fake_catalogue import FakeTitle
 from tests.support.fake_metadata import Catalogue
@@ -67,3 +68,57 @@ async def test_two_cuts_of_one_film_are_two_versions_with_their_subtitles(decisi
     stem = f"{BLADE_RUNNER}/Blade Runner (1982) [tmdbid-78]"
     assert decisions.tree() == [f"{stem} - Final Cut.en.srt", f"{stem} - Final Cut.mkv",
                                 f"{stem} - Theatrical.en.srt", f"{stem} - Theatrical.mkv"]
+
+
+BTTF = "Back.to.the.Future.Trilogy.1985-1990.1080p.BluRay"
+BTTF_WORKS = {"Future.1985": ("Back to the Future", 1985, None),
+              "Part.II.": ("Back to the Future Part II", 1989, None),
+              "Part.III.": ("Back to the Future Part III", 1990, None)}
+
+
+async def test_a_film_trilogy_with_exact_names_is_laid_out_in_three_folders(decisions: DecisionStack,
+                                                                            films: Catalogue) -> None:
+    files: dict[str, int | bytes] = {
+        "Back.to.the.Future.1985.1080p.BluRay.mkv": 80_000, "Back.to.the.Future.1985.1080p.BluRay.en.srt":
+        LINES.encode(), "Back.to.the.Future.Part.II.1989.1080p.BluRay.mkv": 81_000,
+        "Back.to.the.Future.Part.III.1990.1080p.BluRay.mkv": 82_000}
+    outcome = await decisions.run(Case(BTTF, files, answer=pack_answer(BTTF_WORKS)))
+    assert outcome.state is State.DONE, outcome.reasons
+    first = "movies/Back to the Future (1985) [tmdbid-105]/Back to the Future (1985) [tmdbid-105]"
+    second = "Back to the Future Part II (1989) [tmdbid-165]"
+    third = "Back to the Future Part III (1990) [tmdbid-196]"
+    assert decisions.tree() == [f"{first}.en.srt", f"{first}.mkv", f"movies/{second}/{second}.mkv",
+                                f"movies/{third}/{third}.mkv"]
+    detail = await decisions.get(outcome.download_id)
+    assert [f["provider_id"] for f in detail["recognition"]["films"]] == ["105", "165", "196"]
+
+
+async def test_a_duology_asks_only_about_its_ambiguous_film(decisions: DecisionStack,
+                                                            films: Catalogue) -> None:
+    name = "Tarkovsky.Duology.1972-1979.1080p.BluRay"
+    files: dict[str, int | bytes] = {"Solaris.1080p.BluRay.mkv": 80_000,
+                                     "Stalker.1979.1080p.BluRay.mkv": 81_000}
+    answer = pack_answer({"Solaris": ("Solaris", None, None), "Stalker": ("Stalker", 1979, None)},
+                         title="Tarkovsky Duology")
+    outcome = await decisions.run(Case(name, files, answer=answer))
+    assert outcome.state is State.REVIEW
+    assert decisions.tree() == []
+    detail = await decisions.get(outcome.download_id)
+    pack = {f["title"]: f for f in detail["recognition"]["films"]}
+    assert pack["Stalker"]["confirmed"]
+    assert not pack["Solaris"]["confirmed"]
+    uncertain = [r for r in detail["recognition"]["reasons"] if r["code"] == "film_uncertain"]
+    assert len(uncertain) == 1
+    assert "'Solaris'" in uncertain[0]["message"]
+    assert "Stalker" not in uncertain[0]["message"]
+    offered = {c["provider_id"]: c["id"] for c in detail["recognition"]["candidates"]
+               if c.get("film") == pack["Solaris"]["key"]}
+    assert {"593", "2103"} <= offered.keys()
+    # the review decides the one uncertain film: its 1972 candidate
+    response = await decisions.client.request(Command.APPLY, {"id": outcome.download_id,
+                                                              "candidate_id": offered["593"]})
+    assert response.status == "ok", response.error
+    done = await decisions.settle(outcome.download_id, applied=True)
+    assert done.state is State.DONE, done.reasons
+    assert decisions.tree() == ["movies/Solaris (1972) [tmdbid-593]/Solaris (1972) [tmdbid-593].mkv",
+                                "movies/Stalker (1979) [tmdbid-1398]/Stalker (1979) [tmdbid-1398].mkv"]

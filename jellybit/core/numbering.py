@@ -32,6 +32,8 @@ class FileOverride:
     role: Role | None = None
     language: str | None = None
     flags: tuple[str, ...] | None = None     # None: not pinned; () pins "no flags"
+    provider: str | None = None              # movie packs: the film this video is
+    provider_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
             role=Role(role) if role in {r.value for r in Role} else None,
             language=language_code(value.get("language"), any_code=True),
             flags=tuple(f for f in TRACK_FLAGS if f in flags) if isinstance(flags, list | tuple) else None,
+            **_pinned_work(value),
         )
     media = raw.get("media_type")
     provider = raw.get("provider")
@@ -86,6 +89,13 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         season=_int(raw.get("season"), 0, MAX_SEASON),
         files=files,
     )
+
+
+def _pinned_work(value: Mapping[str, Any]) -> dict[str, str]:
+    provider, provider_id = value.get("provider"), _text(value.get("provider_id"), 32)
+    if provider in ("tmdb", "tvdb", "tvmaze", "imdb") and provider_id:
+        return {"provider": provider, "provider_id": provider_id}
+    return {}
 
 
 def apply_roles(items: Sequence[PlanItem], overrides: Overrides) -> list[PlanItem]:

@@ -19,6 +19,7 @@ from jellybit import __version__, clock, ident
 from jellybit.config import WorkerConfig
 from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
+from jellybit.core.records import Recognition
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
@@ -155,6 +156,8 @@ class Commands:
             offered = {c.id for c in recognition.candidates} if recognition else set()
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
+            if chosen is not None and recognition is not None and recognition.plan.films:
+                pinned = pin_film(recognition, chosen, pinned)
             if chosen is not None:
                 await self.store.choose_candidate(download.id, chosen)
             if pinned:
@@ -390,3 +393,16 @@ class Commands:
                                 torrents=health.torrents, version=version, api_version=api)
         return Status(version=__version__, qbittorrent=qbt,
                       reconcile=self.worker.housekeeping.reconciler.progress)
+
+
+def pin_film(recognition: Recognition, chosen: str, pinned: dict[str, Any]) -> dict[str, Any]:
+    """Movie packs: a candidate chosen for one film pins that film's videos to it (the others stay)."""
+    candidate = next(c for c in recognition.candidates if c.id == chosen)
+    film = next((f for f in recognition.plan.films if f.key == candidate.details.get("film")), None)
+    if film is None:
+        return pinned
+    files = dict(pinned.get("files") or {})
+    for source in film.sources:
+        files[source] = {**files.get(source, {}), "provider": candidate.provider,
+                         "provider_id": candidate.provider_id}
+    return {**pinned, "files": files}

@@ -104,8 +104,9 @@ class DecisionStack:
         assert response.status == "ok", response.error
         return str(response.data.id)
 
-    async def settle(self, download_id: str, within: float = 60.0) -> Outcome:
-        """Wait until the download rests in a settled or review state."""
+    async def settle(self, download_id: str, within: float = 60.0, *, applied: bool = False) -> Outcome:
+        """Wait until the download rests in a settled or review state (`applied`: after a human's apply,
+        which recognizes again without asking the LLM)."""
         deadline = asyncio.get_running_loop().time() + within
         while True:
             download = await self.app.store.get_download(download_id)
@@ -115,7 +116,8 @@ class DecisionStack:
                 llm_failed = [r for r in reasons if r.startswith("llm_unavailable")]
                 # In mode "llm" the LLM must really have answered, or the case proves nothing about it.
                 assert self.mode != "llm" or not llm_failed, llm_failed
-                assert self.mode != "down" or llm_failed or download.state is not State.DONE, reasons
+                assert self.mode != "down" or applied or llm_failed or download.state is not State.DONE, \
+                    reasons
                 return Outcome(download_id, download.state, reasons)
             assert asyncio.get_running_loop().time() < deadline, (download.state, download.error_msg)
             await asyncio.sleep(0.05)
