@@ -121,6 +121,13 @@ def recommended(recognition: Recognition | None) -> Candidate | None:
     """The candidate to preselect and to apply without a choice: the chosen one, else the nearest."""
     if recognition is None or not recognition.candidates:
         return None
+    unsure = next((f for f in recognition.plan.films if not f.confirmed), None)
+    if unsure is not None:
+        # a movie pack: the pick for its first unsure film (what a one-button Apply should decide)
+        offered = [c for c in recognition.candidates if c.details.get("film") == unsure.key]
+        if offered:
+            return next((c for c in offered if c.chosen), None) or min(
+                offered, key=lambda c: 1.0 if c.distance is None else c.distance)
     chosen = next((c for c in recognition.candidates if c.chosen), None)
     if chosen is not None:
         return chosen

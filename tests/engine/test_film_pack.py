@@ -95,3 +95,14 @@ def test_a_plans_films_survive_the_store() -> None:
     plan = Plan(films=(film,))
     assert Plan.from_json(plan.to_json()) == plan
     assert "films" not in Plan().to_json()
+
+
+async def test_a_pack_of_episodes_and_a_film_is_a_series_and_its_film_waits_for_a_human(
+        providers: list[Any]) -> None:
+    files = [(f"Fargo.S01/Fargo.S01E{e:02d}.1080p.mkv", 4 * GB) for e in (1, 2, 3)]
+    files.append(("Fargo.S01/Fargo.1996.1080p.BluRay.mkv", 8 * GB))
+    draft = await engine(providers).recognize(request("Fargo.S01.1080p", files))
+    assert draft.media_type is MediaType.SERIES
+    assert draft.plan.films == ()
+    assert "unmapped_video" in blocking(draft)
+    assert not draft.automatic
