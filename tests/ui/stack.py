@@ -98,6 +98,7 @@ class Stack:
                  tmdb: FakeTmdb, tvdb: FakeTvdb, tvmaze: FakeTvmaze, posters: PosterServer) -> None:
         self.root = root
         self.data_dir = data_dir
+        self.catalogue = tmdb.catalogue          # what a test adds here every fake serves
         self.movies = root / "media" / "movies"
         self.series = root / "media" / "series"
         for path in (self.movies, self.series):
