@@ -63,6 +63,7 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 _HASH = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_YEARS_AT_END = re.compile(r"(?:[\s.(\[-]+(?:19|20)\d\d[)\]]?)+$")
 _RESOLUTION = re.compile(r"(?i)(?:^|\s)\d{3,4}[pi]$")
 LLM_TITLE_DISAGREEMENT = 0.3
 PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
@@ -415,8 +416,10 @@ class RecognitionEngine:
         reasons.extend(self._track_reasons(items))
         unique = list(dict.fromkeys(reasons))
         distance, recommendation = recommend(unique, self._config, confirmed=True)
+        # `Tarkovsky.Duology.1972-1979`: the pack's name, without the years its films span
+        title = _YEARS_AT_END.sub("", torrent.title or "").strip() or torrent.title
         return RecognitionDraft(
-            media_type=MediaType.MOVIE, title=torrent.title, year=torrent.year,
+            media_type=MediaType.MOVIE, title=title, year=None,
             plan=Plan(items=tuple(items), films=tuple(pack.films)),
             confidence=round(pack.confidence(1.0 - distance), 4),
             recommendation=pack.recommendation(recommendation), reasons=tuple(unique),

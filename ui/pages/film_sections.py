@@ -66,7 +66,7 @@ def _film(film: FilmPayload, recognition: RecognitionDetail, selected: str | Non
         with ui.row().classes("items-center gap-2"):
             ui.label(f"{read} → {matched}").classes("text-subtitle1 font-medium").style(WRAP)
             ui.badge("Matched" if film.confirmed else "Needs you",
-                     color="positive" if film.confirmed else "orange-10").props("data-testid=film-state")
+                     color="green-9" if film.confirmed else "deep-orange-10").props("data-testid=film-state")
             if film.confidence is not None:
                 ui.label(f"match score {fmt.percent(film.confidence)}").classes("text-xs text-muted")
         ui.label(", ".join(film.sources)).classes("text-xs text-muted").style(WRAP)
