@@ -106,3 +106,18 @@ async def test_a_pack_of_episodes_and_a_film_is_a_series_and_its_film_waits_for_
     assert draft.plan.films == ()
     assert "unmapped_video" in blocking(draft)
     assert not draft.automatic
+
+
+async def test_the_issues_saga_with_a_year_range_is_two_films_never_a_series(providers: list[Any],
+                                                                            films: Catalogue) -> None:
+    films.add(FakeTitle("movie", "Saga Part I", 1984, tmdb_id=9001, slug="saga-1"))
+    films.add(FakeTitle("movie", "Saga Part II", 1987, tmdb_id=9002, slug="saga-2"))
+    name = "Saga.Part.I.and.II.1984-1987.1080p"
+    files = [(f"{name}/Saga.Part.I.1984.1080p.mkv", 8 * GB), (f"{name}/Saga.Part.II.1987.1080p.mkv", 8 * GB),
+             (f"{name}/Saga.Part.II.1987.1080p.en.srt", 9)]
+    draft = await engine(providers).recognize(request(name, files))
+    assert draft.media_type is MediaType.MOVIE
+    assert all(v.air_date is None and v.season is None for v in draft.plan.items)
+    assert [(f.provider_id, f.confirmed) for f in draft.plan.films] == [("9001", True), ("9002", True)]
+    assert item(draft, files[2][0]).work == item(draft, files[1][0]).work
+    assert draft.automatic, draft.reasons
