@@ -138,9 +138,7 @@ class Plan:
                     works[id(work)] = {name: getattr(work, name) for name in _WORK_FIELDS}
                 data["work"] = works[id(work)]
             items.append(data)
-        data: dict[str, Any] = {"folder": self.folder, "items": items}
-        if self.films:
-            data["films"] = [_film_json(f) for f in self.films]
+        data = {"folder": self.folder, "items": items, "films": [_film_json(f) for f in self.films]}
         return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
