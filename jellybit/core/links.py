@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import NamedTuple
+
+from jellybit.core.sanitize import is_within
 
 # Jellyfin episode codes as naming writes them: S01E02, S01E01-E03, S01E01E02.
 _EPISODE_RE = re.compile(r"\bS(\d{1,4})E(\d{1,4})((?:-?E\d{1,4})*)", re.IGNORECASE)
@@ -136,3 +141,13 @@ def episode_numbers(name: str) -> list[tuple[int, int]]:
     last = max([first, *more])
     episodes = range(first, last + 1) if last - first < _MAX_RANGE else [first, *more]
     return [(season, e) for e in episodes]
+
+
+def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
+    """The title folder (root + first component) holding a link, or None outside every root."""
+    path = PurePosixPath(dst_path)
+    for root in roots:
+        base = PurePosixPath(os.path.normpath(root))
+        if is_within(base, path) and len(path.relative_to(base).parts) >= 2:
+            return str(base / path.relative_to(base).parts[0])
+    return None

@@ -34,7 +34,6 @@ class EventKind(StrEnum):
     FAILED = "failed"
     PROGRESS = "progress"                  # progress / speed / ETA / torrent state changed
     DOWNLOAD_UPDATED = "download_updated"  # other fields changed (name, hashes, defer_until, ...)
-    REMOVED = "removed"                    # the download is gone for good (retained topics cleared)
     FAULT = "fault"                        # a worker component failed or recovered (download_id names it)
 
 

@@ -143,11 +143,6 @@ class MqttBridge:
 
     # ------------------------------------------------------------ requests
 
-    async def handle_request(self, topic: str, payload: bytes, properties: Properties | None) -> None:
-        """Answer one request now (no queue); never raises."""
-        route = self.requests.route(topic, properties)
-        await self._answer(topic, payload, route)
-
     async def _answer(self, topic: str, payload: bytes, route: Route) -> None:
         try:
             reply = await self.requests.answer(topic, payload, route)

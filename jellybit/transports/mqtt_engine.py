@@ -269,11 +269,6 @@ class EngineState:
         if event.event_type is EventKind.FAULT:          # about the worker itself, not a download
             return [Message(self.topics.events, encode(event_payload(event).wire()), retain=False),
                     await self.info()]
-        if event.event_type is EventKind.REMOVED:
-            self._retained.pop(event.download_id, None)
-            self._reviews.discard(event.download_id)
-            return [Message(self.topics.download(event.download_id), None),
-                    Message(self.topics.review(event.download_id), None)]
         view = await self.commands.view(event.download_id)
         if view is None:
             return messages

@@ -20,7 +20,6 @@ from jellybit.engine.results import (
 )
 from jellybit.protocol import (
     CandidatePayload,
-    DownloadPayload,
     EventPayload,
     FilmPayload,
     LastCompleted,
@@ -73,12 +72,6 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "defer_until": download.defer_until, "created_at": download.created_at,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
     }
-
-
-def download_payload(download: Download, recognition: Recognition | None = None,
-                     warnings: list[str] | None = None) -> DownloadPayload:
-    """The retained `downloads/<id>` payload as a model."""
-    return DownloadPayload.model_validate(download_row(download, recognition, warnings))
 
 
 def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:

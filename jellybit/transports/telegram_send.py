@@ -132,6 +132,10 @@ async def best_effort(call: Callable[[], Any], what: str, redact: Redactor) -> A
             if wait > MAX_REPLY_WAIT:
                 log.warning("telegram %s dropped: flood wait too long", what, extra={"retry_after": wait})
                 return None
+            if attempt == REPLY_ATTEMPTS:
+                log.warning("telegram %s dropped: still flood-limited after %d tries", what, attempt,
+                            extra={"retry_after": wait, "error": redact(exc)})
+                return None
             await asyncio.sleep(wait)
         except (BadRequest, Forbidden) as exc:
             log.warning("telegram %s refused", what, extra={"error": redact(exc)})

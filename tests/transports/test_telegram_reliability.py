@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 import httpx
+import pytest
 
 from jellybit.core.pings import PingStatus, TelegramPing
+from jellybit.transports.telegram import UPDATE_ATTEMPTS
+from jellybit.transports.telegram_send import REPLY_ATTEMPTS
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 from tests.support.qbittorrent import eventually
 from tests.support.services import free_port
@@ -168,3 +172,61 @@ async def test_the_webhook_receives_updates_only_with_the_secret(make_bot: BotFa
     page = await bot.engine.commands.list(limit=10)
     assert [d.context for d in page.items] == ["вебхук"]
     assert not fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates")
+
+
+@pytest.mark.parametrize(("status", "body"), [
+    (500, {"ok": False, "error_code": 500, "description": "Internal Server Error"}),
+    (404, {"ok": False, "error_code": 404, "description": "Not Found"}),     # PTB calls this InvalidToken
+])
+async def test_an_update_that_keeps_failing_does_not_hold_back_later_ones(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture,
+        status: int, body: dict) -> None:
+    """A .torrent Telegram never hands over: tried a bounded number of times, the sender told, then on."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    bot = await make_bot()
+    fake_telegram.script(status, body, times=1000, path=f"/file/bot{TOKEN}/")
+    stuck = fake_telegram.send_document(ANNA, b"d4:infod4:name1:xee", "Stuck.torrent")
+    later = fake_telegram.send_text(ANNA, f"magnet:?xt=urn:btih:{'c' * 40}")
+
+    notice = await bot.reply_to(stuck)
+    assert "could not handle that message" in notice.text
+    assert f"{UPDATE_ATTEMPTS} tries" in notice.text
+    assert "Added:" in (await bot.reply_to(later)).text
+    downloads = [d for d in await bot.engine.store.list_downloads() if d.source_type == "magnet"]
+    assert len(downloads) == 1
+    fetches = [r for r in fake_telegram.calls() if r.path.startswith(f"/file/bot{TOKEN}/")]
+    assert len(fetches) == UPDATE_ATTEMPTS
+    await fake_telegram.until(lambda: fake_telegram.pending == 0)           # both confirmed
+    assert await bot.engine.store.telegram_update_seen(stuck["update_id"])
+    given_up = [r for r in caplog.records if "given up" in r.getMessage()]
+    assert len(given_up) == 1
+    assert not [r for r in caplog.records if "refused the bot token" in r.getMessage()]
+    assert bot.task is not None
+    assert not bot.task.done()
+
+
+async def test_a_wrong_token_is_still_named_as_one(make_bot: BotFactory, fake_telegram: FakeTelegram,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """getMe answering 401 is what makes the bot say the token is refused."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    await make_bot(token="1:wrong-token-value")
+    await fake_telegram.until(lambda: [r for r in caplog.records if "refused the bot token" in r.message])
+    assert len(fake_telegram.calls(path="/bot1:wrong-token-value/getMe")) >= 2        # asked again to be sure
+
+
+async def test_an_answer_dropped_after_flood_control_is_logged_with_its_reason(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """Three 429s in a row on one answer: it is dropped, and the log says so and why."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    bot = await make_bot()
+    fake_telegram.script(429, RETRY_AFTER, times=REPLY_ATTEMPTS, path=f"/bot{TOKEN}/sendMessage")
+    fake_telegram.send_text(ANNA, "/help")
+    await fake_telegram.until(lambda: [r for r in caplog.records if "flood-limited" in r.getMessage()],
+                              within=20.0)
+    (record,) = [r for r in caplog.records if "flood-limited" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "Flood control exceeded" in record.error
+    assert len(fake_telegram.calls(path=f"/bot{TOKEN}/sendMessage")) == REPLY_ATTEMPTS
+    fake_telegram.send_text(ANNA, "/help")                                 # the next answer goes out
+    await fake_telegram.until(lambda: any("Jellybit puts" in s.text for s in fake_telegram.outbox()))
+    assert bot.task is not None

@@ -21,7 +21,6 @@ from jellybit.adapters.library.disk import EXISTS, PLANNED, SKIPPED, Inspection,
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
-from jellybit.adapters.store.links import title_folder_of
 from jellybit.config import PathsConfig
 from jellybit.core.links import (
     LIVE_STATUSES,
@@ -31,6 +30,7 @@ from jellybit.core.links import (
     LinkStatus,
     LinkUpdate,
     NewLink,
+    title_folder_of,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag

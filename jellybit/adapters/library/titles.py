@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jellybit.adapters.library import files as fs
-from jellybit.adapters.store.links import title_folder_of
-from jellybit.core.links import TitleGroup
+from jellybit.core.links import TitleGroup, title_folder_of
 from jellybit.core.ports import UndoResult
 from jellybit.errors import NotFound
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -21,9 +20,9 @@ from jellybit.core.links import (
     TitleGroup,
     TitleMember,
     episode_numbers,
+    title_folder_of,
 )
 from jellybit.core.records import Role
-from jellybit.core.sanitize import is_within
 from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
@@ -109,16 +108,6 @@ async def folder_ids(conn: aiosqlite.Connection, folders: Iterable[str]) -> dict
         async with conn.execute(sql, part) as cur:
             found.update({row[0]: row[1] async for row in cur})
     return found
-
-
-def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
-    """The title folder (root + first component) holding a link, or None outside every root."""
-    path = PurePosixPath(dst_path)
-    for root in roots:
-        base = PurePosixPath(os.path.normpath(root))
-        if is_within(base, path) and len(path.relative_to(base).parts) >= 2:
-            return str(base / path.relative_to(base).parts[0])
-    return None
 
 
 class LinksMixin:
