@@ -122,3 +122,34 @@ async def test_a_duology_asks_only_about_its_ambiguous_film(decisions: DecisionS
     assert done.state is State.DONE, done.reasons
     assert decisions.tree() == ["movies/Solaris (1972) [tmdbid-593]/Solaris (1972) [tmdbid-593].mkv",
                                 "movies/Stalker (1979) [tmdbid-1398]/Stalker (1979) [tmdbid-1398].mkv"]
+
+
+async def test_a_pack_with_two_unsure_films_is_decided_film_by_film(decisions: DecisionStack,
+                                                                    films: Catalogue) -> None:
+    films.add(FakeTitle("movie", "Dune", 1984, tmdb_id=841, slug="dune-1984", overview="Dune, a film."))
+    films.add(FakeTitle("movie", "Dune", 2021, tmdb_id=438631, slug="dune-2021", overview="Dune, a film."))
+    name = "Sci-Fi.Classics.1080p.BluRay"
+    files: dict[str, int | bytes] = {"Solaris.1080p.BluRay.mkv": 80_000, "Dune.1080p.BluRay.mkv": 81_000,
+                                     "Stalker.1979.1080p.BluRay.mkv": 82_000}
+    answer = pack_answer({"Solaris": ("Solaris", None, None), "Dune": ("Dune", None, None),
+                          "Stalker": ("Stalker", 1979, None)}, title="Sci-Fi Classics")
+    outcome = await decisions.run(Case(name, files, answer=answer))
+    assert outcome.state is State.REVIEW
+    for title, provider_id in (("Solaris", "593"), ("Dune", "841")):
+        detail = await decisions.get(outcome.download_id)
+        unsure = [f["title"] for f in detail["recognition"]["films"] if not f["confirmed"]]
+        assert title in unsure, unsure
+        key = next(f["key"] for f in detail["recognition"]["films"] if f["title"] == title)
+        candidate = next(c["id"] for c in detail["recognition"]["candidates"]
+                         if c.get("film") == key and c["provider_id"] == provider_id)
+        response = await decisions.client.request(Command.APPLY, {"id": outcome.download_id,
+                                                                  "candidate_id": candidate})
+        assert response.status == "ok", response.error
+        settled = await decisions.settle(outcome.download_id, applied=True)
+        if title == "Solaris":      # one decided, one to go: asked again about Dune alone
+            assert settled.state is State.REVIEW, settled.reasons
+            assert decisions.tree() == []
+    assert settled.state is State.DONE, settled.reasons
+    assert decisions.tree() == ["movies/Dune (1984) [tmdbid-841]/Dune (1984) [tmdbid-841].mkv",
+                                "movies/Solaris (1972) [tmdbid-593]/Solaris (1972) [tmdbid-593].mkv",
+                                "movies/Stalker (1979) [tmdbid-1398]/Stalker (1979) [tmdbid-1398].mkv"]

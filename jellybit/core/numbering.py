@@ -11,10 +11,10 @@ from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
 from jellybit.core.editions import edition_label
 from jellybit.core.languages import language_code
-from jellybit.core.names import source_ext
+from jellybit.core.names import source_ext, source_name
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.records import PlanItem, Reason, Role
-from jellybit.core.release import Release
+from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import normalize_title
 
 MAX_SEASON = 3000            # year-numbered seasons (S2024) exist; 10,000 does not
@@ -217,10 +217,19 @@ def number_series(
 
 
 def film_key(release: Release | None, answer: LlmFileAnswer | None) -> tuple[str, int | None] | None:
-    """Which film a video is, as (normalized title, year); the LLM's work title wins when it has one."""
+    """Which film a video is, as (normalized title, year); the LLM's work title wins when it has one.
+
+    The file's own name comes before its path: in `Sci-Fi.Classics/Solaris.mkv` and
+    `Sci-Fi.Classics/Dune.mkv` the folder names the pack, the files the films.
+    """
     if answer is not None and answer.work_title:
         return normalize_title(answer.work_title), answer.work_year
-    if release is None or not release.title:
+    if release is None:
+        return None
+    own = parse_release(source_name(release.name)) if "/" in release.name else release
+    if own.title and own.media_type in (None, "movie") and not own.episodes:
+        return normalize_title(own.title), own.year
+    if not release.title:
         return None
     return normalize_title(release.title), release.year
 

@@ -157,7 +157,17 @@ class Commands:
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
             if chosen is not None and recognition is not None and recognition.plan.films:
-                pinned = pin_film(recognition, chosen, pinned)
+                stored = (await self.store.overrides(download.id)).get("files") or {}
+                pinned, left = pin_film(recognition, chosen, pinned, stored)
+                if left:
+                    # one film of a pack decided, others still unsure: recognize again with it pinned
+                    # and ask about the next; once every film is sure the pack lays itself out
+                    await self.store.set_overrides(download.id, pinned)
+                    download = await self.serial.change(
+                        download.id, State.RECOGNIZING, actor=Actor.HUMAN, expected=State.REVIEW,
+                        reason=f"apply: a film decided, {left} more to decide")
+                    self.worker.start_stage(download)
+                    return download
             if chosen is not None:
                 await self.store.choose_candidate(download.id, chosen)
             if pinned:
@@ -395,14 +405,18 @@ class Commands:
                       reconcile=self.worker.housekeeping.reconciler.progress)
 
 
-def pin_film(recognition: Recognition, chosen: str, pinned: dict[str, Any]) -> dict[str, Any]:
-    """Movie packs: a candidate chosen for one film pins that film's videos to it (the others stay)."""
+def pin_film(recognition: Recognition, chosen: str, pinned: dict[str, Any],
+             stored: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Movie packs: a candidate chosen for one film pins that film's videos to it, beside the pins
+    already stored; returns the overrides and how many unsure films are still undecided."""
     candidate = next(c for c in recognition.candidates if c.id == chosen)
     film = next((f for f in recognition.plan.films if f.key == candidate.details.get("film")), None)
     if film is None:
-        return pinned
-    files = dict(pinned.get("files") or {})
+        return pinned, 0
+    files = {**stored, **(pinned.get("files") or {})}
     for source in film.sources:
         files[source] = {**files.get(source, {}), "provider": candidate.provider,
                          "provider_id": candidate.provider_id}
-    return {**pinned, "files": files}
+    left = sum(1 for f in recognition.plan.films if not f.confirmed
+               and not any((files.get(s) or {}).get("provider_id") for s in f.sources))
+    return {**pinned, "files": files}, left
