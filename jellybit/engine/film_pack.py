@@ -105,8 +105,14 @@ async def match_films(matcher: Matcher, config: RecognitionConfig, items: list[P
         if index >= MAX_FILMS or not title:
             unread.extend(sources)
             continue
-        pick, confirmed, reasons, candidates = await _match_one(matcher, config, title, year,
-                                                               _pin(sources, overrides))
+        pin = _pin(sources, overrides)
+        pick, confirmed, reasons, candidates = await _match_one(matcher, config, title, year, pin)
+        if year is None and pin is None and confirmed:
+            # `Stuff/Interview.mkv` beside a film may be an extra that shares a film's name: in a pack,
+            # a film read without a year is confirmed by a human (the LLM's answer usually gives one)
+            confirmed = False
+            reasons.append(reason("year_unknown", f"the film '{title}' is named without a year; in a "
+                                  "pack a human confirms it"))
         found[sources[0]] = (title, year, pick, confirmed, reasons, candidates)
     picks = {key: value[2] for key, value in found.items()}
     works: dict[str, Work] = {}
