@@ -110,3 +110,15 @@ def test_a_name_is_required() -> None:
 def test_file_lists_take_sizes_or_bare_paths() -> None:
     files = read_file_list("100\tA/b.mkv\nA/c.srt\n\n")
     assert [(f.path, f.size) for f in files] == [("A/b.mkv", 100), ("A/c.srt", 1 << 30)]
+
+
+def test_a_movie_pack_is_shown_film_by_film(config: Config, tmp_path: Path) -> None:
+    listing = tmp_path / "files.txt"
+    listing.write_text("Matrix Pack/The.Matrix.1999.1080p.mkv\n"
+                       "Matrix Pack/The.Matrix.Reloaded.2003.1080p.mkv\n", encoding="utf-8")
+    result = run(config, name="Matrix Pack 1999-2003", files=str(listing))
+    assert [(f["provider_id"], f["confirmed"]) for f in result["films"]] == [("603", True), ("604", True)]
+    assert result["automatic"]
+    out = io.StringIO()
+    run_recognize(args(name="Matrix Pack 1999-2003", files=str(listing), json=False), config, out)
+    assert "film  The Matrix (1999) -> tmdb:603 The Matrix (1999); sure" in out.getvalue()
