@@ -139,12 +139,18 @@ async def match_films(matcher: Matcher, config: RecognitionConfig, items: list[P
                               "on its own"))
     unsure = [f for f in out.films if not f.confirmed]
     if unsure:
-        shown = "; ".join(f"'{f.title}'" + (f" ({f.year})" if f.year else "") + ": "
-                          + (", ".join(dict.fromkeys(r.code for r in f.reasons if r.weight or r.blocking))
-                             or "not confirmed") for f in unsure[:5])
+        shown = "; ".join(f"'{f.title}'" + (f" ({f.year})" if f.year else "") + f": {_why(f)}"
+                          for f in unsure[:5])
         out.reasons.append(reason("film_uncertain", f"{len(unsure)} of {len(out.films)} films need a human "
-                                  f"({shown})"))
+                                  f"— {shown}"))
     return out
+
+
+def _why(film: Film) -> str:
+    """The film's weightiest doubt, in its own words."""
+    doubts = sorted((r for r in film.reasons if r.weight or r.blocking),
+                    key=lambda r: (not r.blocking, -r.weight))
+    return doubts[0].message[:200] if doubts else "not confirmed"
 
 
 def _folder(path: str) -> str:
