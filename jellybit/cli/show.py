@@ -17,6 +17,7 @@ from jellybit.protocol import (
     PlanItemPayload,
     Provider,
     ReasonPayload,
+    RecognitionDetail,
     State,
     TransitionRow,
 )
@@ -167,7 +168,9 @@ def review_block(data: DownloadDetail) -> list[str]:
         lines.append("Already in your library:")
         lines.extend(f"  {row.source}: {row.note}" for row in held)
     candidates = recognition.candidates if recognition else []
-    if candidates and state is State.REVIEW:
+    if recognition is not None and recognition.films:
+        lines.extend(films_block(recognition, review=state is State.REVIEW))
+    elif candidates and state is State.REVIEW:
         lines.append("Candidates (apply one with --candidate N):")
         for number, item in enumerate(candidates, 1):
             lines.extend(_candidate(number, item, recognition.recommended if recognition else None))
@@ -185,6 +188,25 @@ def review_block(data: DownloadDetail) -> list[str]:
     if commands:
         lines.append("Next:")
         lines.extend(f"  {command}" for command in commands)
+    return lines
+
+
+def films_block(recognition: RecognitionDetail, *, review: bool) -> list[str]:
+    """A movie pack film by film: its match, how sure, its reasons and (in review) its candidates."""
+    lines = ["Films (each matched on its own; --candidate N decides the film it is listed under):"]
+    numbered = list(enumerate(recognition.candidates, 1))
+    for film in recognition.films:
+        match = _titled(film.match_title, film.match_year) if film.match_title else "no match"
+        where = f" · {film.provider} {film.provider_id}" if film.provider else ""
+        sure = "sure" if film.confirmed else "needs a human"
+        confidence = f", confidence {film.confidence:.2f}" if film.confidence is not None else ""
+        lines.append(f"  {_titled(film.title, film.year)} → {match}{where}  [{sure}{confidence}]")
+        for reason in ordered_reasons(film.reasons):
+            lines.append(f"     [{'blocks' if reason.blocking else 'note'}] {_sentence(reason.message)}")
+        if review and not film.confirmed:
+            for number, item in numbered:
+                if item.film == film.key:
+                    lines.extend("  " + line for line in _candidate(number, item, recognition.recommended))
     return lines
 
 

@@ -132,3 +132,15 @@ def test_a_show_without_a_tmdb_key_is_not_told_about_films(fake_tvmaze) -> None:
     config = Config(metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)))
     result = run(config, name="Fargo.S02E01.1080p.WEB-DL")
     assert not any("films need" in r["message"] for r in result["reasons"])
+
+
+def test_a_movie_pack_is_shown_film_by_film(config: Config, tmp_path: Path) -> None:
+    listing = tmp_path / "files.txt"
+    listing.write_text("Matrix Pack/The.Matrix.1999.1080p.mkv\n"
+                       "Matrix Pack/The.Matrix.Reloaded.2003.1080p.mkv\n", encoding="utf-8")
+    result = run(config, name="Matrix Pack 1999-2003", files=str(listing))
+    assert [(f["provider_id"], f["confirmed"]) for f in result["films"]] == [("603", True), ("604", True)]
+    assert result["automatic"]
+    out = io.StringIO()
+    run_recognize(args(name="Matrix Pack 1999-2003", files=str(listing), json=False), config, out)
+    assert "film  The Matrix (1999) -> tmdb:603 The Matrix (1999); sure" in out.getvalue()
