@@ -126,33 +126,32 @@ class App:
 Probe = Callable[[], Awaitable[Any]]
 
 
-def _probes(llm: Any, providers: list[Any], refresher: JellyfinRefresher | None,
+def _probes(config: Config, llm: Any, providers: list[Any], refresher: JellyfinRefresher | None,
             libraries: Any = None) -> dict[str, Probe]:
-    """Status probes for the `info` topic: LLM, each metadata provider, Jellyfin."""
+    """Status probes for the `info` topic: LLM, each metadata provider, Jellyfin (with what to do)."""
+    from jellybit.adapters.llm.client import LlmKeyRefused
     from jellybit.adapters.metadata import status as provider_status
     from jellybit.errors import JellybitError
     from jellybit.protocol import SystemStatus
-
-    def from_service(service: Any) -> SystemStatus:
-        return SystemStatus(enabled=service.enabled, connected=service.ok, version=service.version,
-                            detail=service.message)
+    from jellybit.transports import service_health as health
 
     probes: dict[str, Probe] = {}
     if llm is not None:
         async def llm_probe() -> SystemStatus:
             try:
-                return SystemStatus(enabled=True, connected=True, detail=str(await llm.ping())[:200])
+                return health.llm_status(config, ok=True, message=str(await llm.ping())[:200])
             except JellybitError as exc:
-                return SystemStatus(enabled=True, connected=False, detail=exc.message[:200])
+                return health.llm_status(config, ok=False, message=exc.message[:200],
+                                         refused=isinstance(exc, LlmKeyRefused))
         probes["llm"] = llm_probe
     for provider in providers:
         async def provider_probe(provider: Any = provider) -> SystemStatus:
             (service,) = await provider_status([provider])
-            return from_service(service)
+            return health.provider_status(config, provider.name, service)
         probes[f"metadata.{provider.name}"] = provider_probe
     if refresher is not None and refresher.config.enabled:
         async def jellyfin_probe() -> SystemStatus:
-            status = from_service(await refresher.ping())
+            status = health.jellyfin_status(config, await refresher.ping())
             problems = [c.problem for c in (libraries.last_checks if libraries is not None else ())
                         if c.problem]
             if problems:      # a root no library covers: the status page and `info` say so
@@ -186,14 +185,20 @@ def _recognizer(config: Config, store: Store
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
             probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None,
-            watch: StorageWatch | None = None) -> Any:
+            watch: StorageWatch | None = None, telegram: Any = None) -> Any:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     from jellybit.protocol import Topics
+    from jellybit.transports import service_health as health
     from jellybit.transports.homeassistant import HomeAssistantDiscovery
     from jellybit.transports.mqtt import MqttBridge
     from jellybit.transports.mqtt_engine import EngineState, build_handlers
 
-    state = EngineState(commands, bus, config, statuses=probes,
+    live = {}
+    if telegram is not None:
+        bot = telegram.health
+        live["telegram"] = lambda: health.telegram_status(config, running=bot.reached,
+                                                          error=bot.down_since_error, refused=bot.refused)
+    state = EngineState(commands, bus, config, statuses=probes, live=live,
                         components=storage_components(supervisor, watch) if supervisor is not None else None)
     extensions: tuple[Any, ...] = ()
     if config.mqtt.discovery:
@@ -237,13 +242,14 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     supervisor = Supervisor(notify=partial(_publish_fault, bus), first_backoff=min(1.0, longest),
                             max_backoff=longest, max_crashes=config.worker.max_restarts)
     libraries = confirmer.lookup if confirmer is not None else None
-    probes = _probes(llm, providers, refresher, libraries)
-    bridge = _bridge(config, store, bus, commands, probes, supervisor, watch) if mqtt else None
     telegram = None
     if config.telegram.enabled:
         from jellybit.transports.telegram import TelegramTransport
 
+        config.telegram.required_token()     # the worker runs the bot; nothing else needs its token
         telegram = TelegramTransport.from_config(config, commands, bus, store)
+    probes = _probes(config, llm, providers, refresher, libraries)
+    bridge = _bridge(config, store, bus, commands, probes, supervisor, watch, telegram) if mqtt else None
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
                jellyfin=confirmer, telegram=telegram, closers=closers, supervisor=supervisor,
                watch=watch)

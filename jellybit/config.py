@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -341,12 +343,14 @@ class TelegramConfig(Section):
             raise ValueError("must start with https:// (Telegram posts only to HTTPS)")
         return value or None
 
-    @model_validator(mode="after")
-    def _token_when_enabled(self) -> TelegramConfig:
-        if self.enabled and (self.token is None or not self.token.get_secret_value().strip()):
-            raise ValueError("a bot token is required when the bot is enabled (token or "
-                             "JELLYBIT_TELEGRAM_TOKEN)")
-        return self
+    def required_token(self) -> str:
+        """The bot token, for the process that runs the bot; ConfigError when it is missing."""
+        token = self.token.get_secret_value().strip() if self.token is not None else ""
+        if not token:
+            raise ConfigError("telegram.enabled is true, so the worker (which runs the bot) needs a bot "
+                              "token: set telegram.token or JELLYBIT_TELEGRAM_TOKEN in the worker's "
+                              "environment (the panel and the CLI do not need it)")
+        return token
 
 
 class PanelConfig(Section):
@@ -391,7 +395,11 @@ class Config(Section):
     log: LogConfig = Field(default_factory=LogConfig, description="Logging.")
 
 
-# Environment variables that override secrets: name -> key path in the file.
+# Every key can come from the environment: JELLYBIT_<SECTION>_<KEY> (JELLYBIT_MQTT_URL,
+# JELLYBIT_METADATA_TMDB_API_KEY, JELLYBIT_MQTT_TLS_CA_FILE); the environment wins over the file.
+# One config file then serves the worker, the panel and the CLI, each with its own account and
+# secrets (docker-compose.yml, scripts/run-local). The secrets, named here for the docs and tests:
+ENV_PREFIX = "JELLYBIT_"
 SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_QBITTORRENT_PASSWORD": ("qbittorrent", "password"),
     "JELLYBIT_MQTT_PASSWORD": ("mqtt", "password"),
@@ -404,19 +412,67 @@ SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_PANEL_PASSWORD": ("panel", "password"),
     "JELLYBIT_PANEL_STORAGE_SECRET": ("panel", "storage_secret"),
 }
-# The broker account may come from the environment too, so one config file serves the worker and
-# the panel (and the CLI) with an account each (docker-compose.yml, scripts/run-local).
 ACCOUNT_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_MQTT_USERNAME": ("mqtt", "username"),
 }
 
 
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
-def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    for name, path in {**SECRET_ENV, **ACCOUNT_ENV}.items():
-        value = env.get(name)
-        if value is None:
+
+def env_key(name: str, model: type[BaseModel] | None = None) -> tuple[str, ...] | None:
+    """The key path a `JELLYBIT_<SECTION>_<KEY>` variable sets, or None when it names no key."""
+    if model is None:
+        if not name.startswith(ENV_PREFIX):
+            return None
+        name, model = name[len(ENV_PREFIX):].lower(), Config
+    for field_name, field in model.model_fields.items():
+        sub = _section_model(field.annotation)
+        is_table = sub is not None and get_origin(field.annotation) is not list
+        if name == field_name and not is_table and model is not Config:
+            return (field_name,)
+        if is_table and name.startswith(field_name + "_"):
+            rest = env_key(name[len(field_name) + 1:], sub)
+            if rest is not None:
+                return (field_name, *rest)
+    return None
+
+
+def _env_value(raw: str, annotation: Any) -> Any:
+    # Lists (allowed_user_ids, path_map) are JSON; a plain `a,b` is a list of strings too.
+    if list in (get_origin(annotation), *(get_origin(a) for a in get_args(annotation))):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return [part.strip() for part in raw.split(",") if part.strip()]
+    return raw
+
+
+def _field_at(path: tuple[str, ...]) -> Any:
+    model: Any = Config
+    for part in path[:-1]:
+        model = _section_model(model.model_fields[part].annotation)
+    return model.model_fields[path[-1]].annotation
+
+
+def env_overrides(env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The variables of `env` that set a config key (an empty one sets nothing) -> the key path."""
+    found = {}
+    for name, value in env.items():
+        if value == "":
             continue
+        path = env_key(name)
+        if path is not None:
+            found[name] = path
+    return found
+
+
+def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    for name, path in env_overrides(env).items():
         node = data
         for key in path[:-1]:
             child = node.get(key)
@@ -424,18 +480,21 @@ def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
                 child = {}
                 node[key] = child
             node = child
-        node[path[-1]] = value
+        node[path[-1]] = _env_value(env[name], _field_at(path))
     return data
 
 
-def _describe(error: ValidationError, source: str) -> str:
+def _describe(error: ValidationError, source: str, env: Mapping[str, str]) -> str:
     lines = [f"invalid configuration in {source}:"]
+    from_env = {path: name for name, path in env_overrides(env).items()}
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown key"
-        lines.append(f"  {key}: {message}")
+        origin = next((name for path, name in from_env.items()
+                       if tuple(map(str, item["loc"][:len(path)])) == path), None)
+        lines.append(f"  {key}: {message}" + (f" (from {origin})" if origin else ""))
     return "\n".join(lines)
 
 
@@ -445,11 +504,12 @@ def parse_config(text: str, source: str = "<string>", env: dict[str, str] | None
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
-    data = _apply_env(data, dict(os.environ if env is None else env))
+    environment = dict(os.environ if env is None else env)
+    data = _apply_env(data, environment)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from exc
+        raise ConfigError(_describe(exc, source, environment)) from exc
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
-from devstack.broker import passwd_text
+from devstack.passwd import passwd_text
 
 from jellybit.client import JellybitClient
 from jellybit.config import MqttConfig

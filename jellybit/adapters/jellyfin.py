@@ -152,13 +152,19 @@ class JellyfinRefresher:
             self._client = None
 
     async def ping(self) -> ServiceStatus:
-        """`GET /System/Info/Public` for the status page; never raises."""
+        """`GET /System/Info/Public`, then `/System/Info` (which needs the key) for the status page;
+        never raises."""
         if not self.config.enabled:
             return ServiceStatus("jellyfin", False, "disabled", enabled=False)
         try:
             response = await self._http().get("/System/Info/Public")
             response.raise_for_status()
             info = _PublicInfo.model_validate_json(response.content)
+            private = await self._http().get("/System/Info")
+            if private.status_code in (401, 403):
+                return ServiceStatus("jellyfin", False, "the API key was rejected "
+                                     f"(HTTP {private.status_code})", refused=True,
+                                     version=(info.Version or None))
         except httpx.HTTPStatusError as exc:
             return ServiceStatus("jellyfin", False, f"answered HTTP {exc.response.status_code}")
         except httpx.HTTPError as exc:

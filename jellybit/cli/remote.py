@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from jellybit.cli.ids import IdNotFound, resolve_id
 from jellybit.cli.show import candidate_by_number, review_block
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
@@ -247,6 +248,12 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
         return EXIT_USAGE
     try:
         async with JellybitClient(config.mqtt, name="cli") as client:
+            if "id" in payload and command is not Command.ADD:
+                try:
+                    payload["id"] = await resolve_id(client, str(payload["id"]), args.timeout)
+                except IdNotFound as exc:
+                    sys.stderr.write(f"jellybit: {exc}\n")
+                    return EXIT_USAGE
             if command is Command.APPLY and str(payload.get("candidate_id") or "").isdigit():
                 # `--candidate N` is the N-th candidate as `show` numbers them.
                 number = int(payload["candidate_id"])
@@ -298,7 +305,7 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--offset", type=int, default=0)
     p = add("show", "show one download with its timeline and recognition")
-    p.add_argument("id")
+    p.add_argument("id", help="its id, or the start of it")
     add("titles", "list the computed titles")
     p = add("notify", "tell the worker qBittorrent finished a torrent (qBittorrent's completion hook)")
     p.add_argument("hash", nargs="?", help="the torrent's infohash (qBittorrent's %%I)")

@@ -273,6 +273,7 @@ class LlmFileAnswer:
     language: str | None = None
     work_title: str | None = None            # movie packs: which film this file is
     work_year: int | None = None
+    edition: str | None = None               # movies: Director's Cut, Extended … (normalized)
     flags: tuple[str, ...] = ()              # only from a previous recognition (the LLM is not asked)
 
 

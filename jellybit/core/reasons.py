@@ -67,7 +67,9 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
             "day at the provider"),
     Penalty("unmapped_video", 0.40, True, "a video file has no season/episode (or film) assigned"),
     Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
-    Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
+    Penalty("movie_pack", 0.0, False, "several films in one torrent, each matched on its own"),
+    Penalty("film_uncertain", 0.0, True, "a film of a movie pack is not matched surely; a human decides that "
+            "film, the sure ones stay as matched"),
     Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
     Penalty("subtitle_language_unknown", 0.0, False, "a subtitle's language is in neither its name, the "
             "LLM's answer nor (readably) its text; it is linked without a language tag"),

@@ -20,7 +20,7 @@ from jellybit.config import WorkerConfig
 from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
 from jellybit.core.quality import UpgradeChoice
-from jellybit.core.records import MediaType
+from jellybit.core.records import MediaType, Recognition
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
@@ -170,6 +170,18 @@ class Commands:
                 or (recognition.media_type if recognition else None)
             if media:
                 self.layouter.check_library(MediaType(media))
+            if chosen is not None and recognition is not None and recognition.plan.films:
+                stored = (await self.store.overrides(download.id)).get("files") or {}
+                pinned, left = pin_film(recognition, chosen, pinned, stored)
+                if left:
+                    # one film of a pack decided, others still unsure: recognize again with it pinned
+                    # and ask about the next; once every film is sure the pack lays itself out
+                    await self.store.set_overrides(download.id, pinned)
+                    download = await self.serial.change(
+                        download.id, State.RECOGNIZING, actor=Actor.HUMAN, expected=State.REVIEW,
+                        reason=f"apply: a film decided, {left} more to decide")
+                    self.worker.start_stage(download)
+                    return download
             if chosen is not None:
                 await self.store.choose_candidate(download.id, chosen)
             if pinned:
@@ -423,3 +435,20 @@ class Commands:
                                 torrents=health.torrents, version=version, api_version=api)
         return Status(version=__version__, qbittorrent=qbt,
                       reconcile=self.worker.housekeeping.reconciler.progress)
+
+
+def pin_film(recognition: Recognition, chosen: str, pinned: dict[str, Any],
+             stored: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Movie packs: a candidate chosen for one film pins that film's videos to it, beside the pins
+    already stored; returns the overrides and how many unsure films are still undecided."""
+    candidate = next(c for c in recognition.candidates if c.id == chosen)
+    film = next((f for f in recognition.plan.films if f.key == candidate.details.get("film")), None)
+    if film is None:
+        return pinned, 0
+    files = {**stored, **(pinned.get("files") or {})}
+    for source in film.sources:
+        files[source] = {**files.get(source, {}), "provider": candidate.provider,
+                         "provider_id": candidate.provider_id}
+    left = sum(1 for f in recognition.plan.films if not f.confirmed
+               and not any((files.get(s) or {}).get("provider_id") for s in f.sources))
+    return {**pinned, "files": files}, left

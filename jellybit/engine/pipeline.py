@@ -201,6 +201,8 @@ class Pipeline:
             previous = request.previous
             files = tuple(SourceFile(i.source, i.size) for i in previous.plan.items) if previous else ()
             chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
+            if previous is not None and previous.plan.films:
+                chosen = None         # a movie pack's films are pinned one by one, in the overrides
             request = replace(request, files=files, chosen=chosen, use_llm=False)
         async with self.serial.external(download_id):
             draft = await self._recognize(request)

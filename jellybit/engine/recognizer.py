@@ -43,6 +43,7 @@ from jellybit.core.ports import (
     RecognitionRequest,
     SubtitleSampler,
 )
+from jellybit.core.providers import FILMS_NEED_TMDB
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -52,11 +53,11 @@ from jellybit.core.records import (
     Recognition,
     RecognitionDraft,
     Role,
-    Work,
 )
 from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import titles_distance
 from jellybit.engine.context_match import stated_pick, words_reasons
+from jellybit.engine.film_pack import match_films
 from jellybit.engine.metadata_match import Match, Matcher, describe
 from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
@@ -65,7 +66,8 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 _HASH = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-MAX_FILMS = 20               # films of a movie pack searched one by one
+_YEARS_AT_END = re.compile(r"(?:[\s.(\[-]+(?:19|20)\d\d[)\]]?)+$")
+_RESOLUTION = re.compile(r"(?i)(?:^|\s)\d{3,4}[pi]$")
 LLM_TITLE_DISAGREEMENT = 0.3
 PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
                "absolute_episodes", "air_date", "part", "complete", "special")
@@ -98,7 +100,8 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
     files = tuple(
         LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
                       extra_kind=i.extra_kind, language=i.language, flags=i.flags,
-                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
+                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None,
+                      edition=_RESOLUTION.sub("", i.version or "").strip() or None)
         for i in previous.plan.items
     )
     return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
@@ -293,9 +296,12 @@ class RecognitionEngine:
                      reasons: list[Reason]) -> Match:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
+        film_without_tmdb = ((understanding.search_type or reading.media_type) is MediaType.MOVIE
+                             and not any(p.name == "tmdb" for p in self._providers))
         if not self._providers and not pinned and request.chosen is None:
-            reasons.append(reason("no_provider", "no metadata provider is configured, so nothing can "
-                                  "confirm what this is; a human decides"))
+            reasons.append(reason("no_provider", FILMS_NEED_TMDB if film_without_tmdb else
+                                  "no metadata provider is configured, so nothing can confirm what this "
+                                  "is; a human decides"))
             return Match()
         outcome = await matcher.match(reading, understanding.search_type, understanding.original_title)
         if pinned or request.chosen is not None:
@@ -321,7 +327,9 @@ class RecognitionEngine:
             name = reading.titles[0] if reading.titles else "this download"
             answered = [provider_name(p.name) for p in self._providers if p.name in matcher.answered]
             only_outages = bool(matcher.unavailable) and matcher.failed == set(matcher.unavailable)
-            if answered or not only_outages:
+            if film_without_tmdb:
+                reasons.append(reason("no_candidate", FILMS_NEED_TMDB))
+            elif answered or not only_outages:
                 where = f" on {', '.join(answered)}" if answered else ": no metadata provider answered"
                 reasons.append(reason("no_candidate", f"no match for '{name}'"
                                       + (f" ({reading.year})" if reading.year else "") + where))
@@ -369,7 +377,7 @@ class RecognitionEngine:
             reasons.extend(stated.reasons((name, *reading.titles), answer is not None, [], torrent,
                                           releases.values(), overrides.season is not None))
             return await self._movie_pack(matcher, request, items, releases, llm_files, films, torrent,
-                                          answer, reasons)
+                                          answer, overrides, reasons)
         outcome = Match()
         if reading.titles or decided or stated.names_a_work:
             outcome = await self._match(matcher, understanding, request, overrides, stated, unused_ids,
@@ -456,40 +464,23 @@ class RecognitionEngine:
     async def _movie_pack(self, matcher: Matcher, request: RecognitionRequest, items: list[PlanItem],
                           releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
                           films: Mapping[tuple[str, int | None], list[str]], torrent: Release,
-                          answer: LlmAnswer | None, reasons: list[Reason]) -> RecognitionDraft:
-        """Several films in one torrent: each is matched on its own and becomes the Work of its files."""
-        works: dict[str, Work] = {}
-        candidates: list[Candidate] = []
-        for index, ((_, year), sources) in enumerate(films.items()):
-            first = releases.get(sources[0])
-            hint = llm.get(sources[0])
-            title = (hint.work_title if hint else None) or (first.title if first else None)
-            if index >= MAX_FILMS or not title:
-                items = [i.with_(note="unmapped") if i.source in sources else i for i in items]
-                continue
-            reading = Reading(MediaType.MOVIE, (title,), year)
-            outcome = await matcher.match(reading, MediaType.MOVIE)
-            reasons.extend(r for r in outcome.reasons if r.code in ("provider_error", "small_margin"))
-            pick = outcome.pick
-            if pick is None:
-                reasons.append(reason("no_candidate", f"no match for the film '{title}'"
-                                      + (f" ({year})" if year else "")))
-            candidates.extend(replace(c, chosen=c is pick) for c in outcome.candidates)
-            work = Work(MediaType.MOVIE, pick.title if pick else title, pick.year if pick else year,
-                        pick.provider if pick else None, pick.provider_id if pick else None,
-                        pick.original_title if pick else None)
-            planned = plan_film(items, sources, releases, llm)
-            items = [planned[i.source].with_(work=work) if i.source in planned else i for i in items]
-            works.update(dict.fromkeys(sources, work))
-        items = [i.with_(work=works[i.attached_to]) if i.attached_to in works else i for i in items]
-        reasons.append(reason("movie_pack", f"this torrent holds {len(films)} films; each was matched on "
-                              "its own, a human confirms the pack once"))
+                          answer: LlmAnswer | None, overrides: Overrides,
+                          reasons: list[Reason]) -> RecognitionDraft:
+        """Several films in one torrent: each is matched on its own (engine/film_pack.py)."""
+        pack = await match_films(matcher, self._config, items, releases, llm, films, overrides)
+        items = pack.items
+        reasons.extend(r for f in pack.films for r in f.reasons if r.code == "provider_error")
+        reasons.extend(pack.reasons)
         reasons.extend(numbering_reasons(items, None, False))
         reasons.extend(self._track_reasons(items))
         unique = list(dict.fromkeys(reasons))
-        distance, recommendation = recommend(unique, self._config, confirmed=False)
+        distance, recommendation = recommend(unique, self._config, confirmed=True)
+        # `Tarkovsky.Duology.1972-1979`: the pack's name, without the years its films span
+        title = _YEARS_AT_END.sub("", torrent.title or "").strip() or torrent.title
         return RecognitionDraft(
-            media_type=MediaType.MOVIE, title=torrent.title, year=torrent.year, plan=Plan(items=tuple(items)),
-            confidence=round(1.0 - distance, 4), recommendation=recommendation, reasons=tuple(unique),
-            raw_llm=answer.raw if answer else None, candidates=tuple(candidates),
+            media_type=MediaType.MOVIE, title=title, year=None,
+            plan=Plan(items=tuple(items), films=tuple(pack.films)),
+            confidence=round(pack.confidence(1.0 - distance), 4),
+            recommendation=pack.recommendation(recommendation), reasons=tuple(unique),
+            raw_llm=answer.raw if answer else None, candidates=tuple(pack.candidates),
         )

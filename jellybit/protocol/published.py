@@ -118,6 +118,7 @@ class CandidatePayload(Payload):
     links: dict[str, str] = Field(default_factory=dict)
     seasons: dict[str, int] = Field(default_factory=dict)          # season number -> episode count
     evidence: list[EvidencePayload] = Field(default_factory=list)
+    film: str | None = None          # movie packs: the `key` of the film this candidate is offered for
 
 
 class PlanItemPayload(Payload):
@@ -144,6 +145,23 @@ class UpgradePayload(Payload):
     choices: list[UpgradeChoice] = Field(default_factory=lambda: list(UpgradeChoice))
 
 
+class FilmPayload(Payload):
+    """One film of a movie pack, matched on its own: decided one by one on review."""
+
+    key: str                         # its first video's source path; `candidates[].film` names it
+    title: str                       # the title read
+    year: int | None = None
+    sources: list[str] = Field(default_factory=list)
+    provider: Provider | None = None
+    provider_id: str | None = None
+    match_title: str | None = None
+    match_year: int | None = None
+    confidence: float | None = None
+    recommendation: Recommendation | None = None
+    confirmed: bool = False          # sure enough to be laid out without a human
+    reasons: list[ReasonPayload] = Field(default_factory=list)
+
+
 class ReviewPayload(Payload):
     """`<base>/reviews/<id>`: everything a human needs to decide."""
 
@@ -157,6 +175,7 @@ class ReviewPayload(Payload):
     recommendation: Recommendation | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    films: list[FilmPayload] = Field(default_factory=list)      # a movie pack's films
     recommended: str | None = None       # the candidate id a client preselects (the chosen, else the best)
     plan: list[PlanItemPayload] = Field(default_factory=list)
     collisions: list[str] = Field(default_factory=list)
@@ -215,6 +234,8 @@ class SystemStatus(Payload):
     connected: bool | None = None
     version: str | None = None
     detail: str | None = None
+    state: str | None = None        # ok, refused (a bad key or token), unreachable, not configured, starting
+    hint: str | None = None         # what to do about it
 
 
 class ComponentStatus(Payload):
@@ -239,6 +260,7 @@ class InfoPayload(Payload):
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
     jellyfin: SystemStatus = Field(default_factory=SystemStatus)
+    telegram: SystemStatus = Field(default_factory=SystemStatus)
     components: dict[str, ComponentStatus] = Field(default_factory=dict)
 
 

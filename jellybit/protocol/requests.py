@@ -95,6 +95,8 @@ class FileOverride(BaseModel):
                                  description="ISO 639 code of a subtitle/audio file: 'en', 'rus', 'pt-BR'.")
     flags: list[Literal["default", "forced", "sdh"]] | None = Field(
         None, max_length=3, description="Subtitle flags; [] pins none.")
+    provider: Provider | None = Field(None, description="Movie packs: which film this video is.")
+    provider_id: str | None = Field(None, min_length=1, max_length=MAX_PROVIDER_ID_CHARS)
 
     @field_validator("role")
     @classmethod

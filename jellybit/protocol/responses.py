@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from jellybit.protocol.published import (
     CandidatePayload,
     DownloadPayload,
+    FilmPayload,
     Payload,
     PlanItemPayload,
     ReasonPayload,
@@ -131,6 +132,7 @@ class RecognitionDetail(Payload):
     recommendation: Recommendation | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    films: list[FilmPayload] = Field(default_factory=list)
     recommended: str | None = None
     plan: list[PlanItemPayload] = Field(default_factory=list)
     folder: str | None = None

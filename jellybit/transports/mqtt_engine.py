@@ -45,6 +45,7 @@ from jellybit.protocol import (
 from jellybit.protocol import (
     EventType as WireEventType,
 )
+from jellybit.transports import service_health as health
 from jellybit.transports.mqtt import Message, encode
 from jellybit.transports.payloads import (
     add_result,
@@ -155,7 +156,8 @@ class EngineState:
                  started_at: str | None = None, statuses: Mapping[str, Callable[[], Awaitable[SystemStatus]]]
                  | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0,
                  probe_interval: float = 300.0,
-                 components: Callable[[], Mapping[str, ComponentHealth]] | None = None) -> None:
+                 components: Callable[[], Mapping[str, ComponentHealth]] | None = None,
+                 live: Mapping[str, Callable[[], SystemStatus]] | None = None) -> None:
         self.commands = commands
         self.bus = bus
         self.config = config
@@ -163,6 +165,7 @@ class EngineState:
         self.started_at = started_at or clock.now()
         self.statuses = dict(statuses or {})
         self.components = components
+        self.live = dict(live or {})        # statuses known locally (the bot's), read on every refresh
         self.sweep_interval = sweep_interval
         self.info_interval = info_interval
         self.retention = timedelta(hours=config.mqtt.retention_hours)
@@ -179,13 +182,12 @@ class EngineState:
         qbt = status.qbittorrent
         payload = InfoPayload(
             version=__version__, started_at=self.started_at, panel_url=self.config.panel.base_url,
-            qbittorrent=SystemStatus(enabled=True, connected=qbt.reachable, version=qbt.version,
-                                     detail=qbt.error),
-            llm=SystemStatus(enabled=self.config.llm.enabled,
-                             detail=self.config.llm.model if self.config.llm.enabled else None),
-            metadata={name: SystemStatus(enabled=getattr(self.config.metadata, name).enabled)
+            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
+            llm=health.llm_status(self.config, ok=None, message=""),
+            metadata={name: health.provider_status(self.config, name, None)
                       for name in ("tmdb", "tvdb", "tvmaze")},
-            jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
+            jellyfin=health.jellyfin_status(self.config, None),
+            telegram=health.telegram_status(self.config, running=False, error=None, refused=False),
             components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,
                                               failed_at=h.failed_at, code=h.code)
                          for name, h in sorted((self.components() if self.components else {}).items())},
@@ -198,6 +200,8 @@ class EngineState:
                 payload.metadata[key.split(".", 1)[1]] = result
             else:
                 setattr(payload, key, result)
+        for key, read in self.live.items():
+            setattr(payload, key, read())
         return Message(self.topics.info, encode(payload))
 
     async def _probe(self, key: str) -> SystemStatus:

@@ -8,7 +8,7 @@ from typing import Any
 from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
-from jellybit.core.records import Candidate, Recognition
+from jellybit.core.records import Candidate, Film, Recognition
 from jellybit.core.store_records import DownloadRow, RowPage
 from jellybit.engine.events import Event
 from jellybit.engine.results import (
@@ -21,6 +21,7 @@ from jellybit.engine.results import (
 from jellybit.protocol import (
     CandidatePayload,
     EventPayload,
+    FilmPayload,
     LastCompleted,
     PlanItemPayload,
     QueueItem,
@@ -112,6 +113,8 @@ def _described(details: dict[str, Any]) -> dict[str, Any]:
     seasons = details.get("seasons")
     if isinstance(seasons, dict):
         found["seasons"] = {str(k): v for k, v in seasons.items() if isinstance(v, int)}
+    if isinstance(details.get("film"), str):
+        found["film"] = details["film"]
     evidence = details.get("evidence")
     if isinstance(evidence, list):
         found["evidence"] = [e for e in evidence if isinstance(e, dict) and e.get("verdict") in VERDICTS
@@ -123,6 +126,13 @@ def recommended(recognition: Recognition | None) -> Candidate | None:
     """The candidate to preselect and to apply without a choice: the chosen one, else the nearest."""
     if recognition is None or not recognition.candidates:
         return None
+    unsure = next((f for f in recognition.plan.films if not f.confirmed), None)
+    if unsure is not None:
+        # a movie pack: the pick for its first unsure film (what a one-button Apply should decide)
+        offered = [c for c in recognition.candidates if c.details.get("film") == unsure.key]
+        if offered:
+            return next((c for c in offered if c.chosen), None) or min(
+                offered, key=lambda c: 1.0 if c.distance is None else c.distance)
     chosen = next((c for c in recognition.candidates if c.chosen), None)
     if chosen is not None:
         return chosen
@@ -141,11 +151,20 @@ def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
     ]
 
 
-def reason_rows(recognition: Recognition) -> list[ReasonPayload]:
-    """The reasons a recognition is not automatic."""
+def reason_rows(recognition: Recognition | Film) -> list[ReasonPayload]:
+    """The reasons a recognition (or one film of a pack) is not automatic."""
     return [ReasonPayload(code=r.code, message=r.message, weight=r.weight, blocking=is_blocking(r),
                           meaning=meaning(r) if r.code in PENALTIES else None)
             for r in recognition.reasons]
+
+
+def film_rows(recognition: Recognition) -> list[FilmPayload]:
+    """A movie pack's films, each with its own match, confidence and reasons."""
+    return [FilmPayload(key=f.key, title=f.title, year=f.year, sources=list(f.sources), provider=f.provider,
+                        provider_id=f.provider_id, match_title=f.match_title, match_year=f.match_year,
+                        confidence=f.confidence, recommendation=f.recommendation.value, confirmed=f.confirmed,
+                        reasons=reason_rows(f))
+            for f in recognition.plan.films]
 
 
 def review_payload(download: Download, recognition: Recognition | None, hints: list[str],
@@ -161,7 +180,7 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         media_type=recognition.media_type.value if recognition.media_type else None,
         title=recognition.title, year=recognition.year, confidence=recognition.confidence,
         recommendation=recognition.recommendation.value, reasons=reason_rows(recognition),
-        candidates=candidate_rows(recognition), plan=plan,
+        candidates=candidate_rows(recognition), plan=plan, films=film_rows(recognition),
         recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
         upgrades=[UpgradePayload(source=row.source, target=row.target, message=row.note or "")
@@ -214,6 +233,7 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
             "recommendation": recognition.recommendation.value,
             "reasons": [r.model_dump(mode="json") for r in reason_rows(recognition)],
             "candidates": [c.model_dump(mode="json") for c in candidate_rows(recognition)],
+            "films": [f.model_dump(mode="json") for f in film_rows(recognition)],
             "recommended": pick.id if (pick := recommended(recognition)) else None,
             "plan": plan_data(recognition),
             "folder": recognition.plan.folder, "created_at": recognition.created_at,

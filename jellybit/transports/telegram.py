@@ -185,11 +185,12 @@ class TelegramTransport:
                 continue
             except InvalidToken as exc:
                 # PTB raises InvalidToken for any 401 or 404, a missing file included: only getMe can tell.
-                if await self.token_refused():
+                refused = await self.token_refused()
+                if refused:
                     if self.health.down_since_error is None:
                         log.error("telegram refused the bot token; check telegram.token")
                     backoff = self.max_backoff
-                self.health.failed(exc)
+                self.health.failed(exc, refused=refused)
             except TelegramError as exc:
                 self.health.failed(exc)
             except Exception:

@@ -59,9 +59,12 @@ class Health:
         self.what = what
         self.redact = redact
         self.down_since_error: str | None = None
+        self.refused = False                # the last failure was Telegram refusing the token
+        self.reached = False                # Telegram answered at least once
 
-    def failed(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException, *, refused: bool = False) -> None:
         """Record a failure; only the first of a run is logged."""
+        self.refused = refused
         message = self.redact(exc)
         if self.down_since_error is None:
             log.warning("telegram %s failed; retrying with backoff", self.what,
@@ -70,6 +73,7 @@ class Health:
 
     def ok(self) -> None:
         """Record a success; logs the recovery after a failure."""
+        self.reached, self.refused = True, False
         if self.down_since_error is not None:
             log.info("telegram %s works again", self.what)
             self.down_since_error = None

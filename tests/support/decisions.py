@@ -105,8 +105,11 @@ class DecisionStack:
         assert response.status == "ok", response.error
         return str(response.data.id)
 
-    async def settle(self, download_id: str, within: float = 60.0, *, decided: bool = False) -> Outcome:
-        """Wait until the download rests in a settled or review state (`decided`: after a human's command)."""
+    async def settle(self, download_id: str, within: float = 60.0, *, decided: bool = False,
+                     applied: bool = False) -> Outcome:
+        """Wait until the download rests in a settled or review state (`decided`: after a human's command;
+        `applied`: after a human's apply, which recognizes again without asking the LLM)."""
+        decided = decided or applied
         deadline = asyncio.get_running_loop().time() + within
         while True:
             download = await self.app.store.get_download(download_id)

@@ -98,9 +98,10 @@ def run_cli(config: Path, *args: str, timeout: float = 60.0) -> subprocess.Compl
 class WorkerProcess:
     """One `jellybit run` child process; its output goes to `log` (appended across restarts)."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
         self.log = log
+        self.env = env or {}            # the worker's own variables (a secret only it needs)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -112,7 +113,8 @@ class WorkerProcess:
         """Start the worker (returns at once; wait for `online` on the bus)."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen([*CLI, "--config", str(checked(self.config)), "run"],
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env())
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                         env=process_env(**self.env))
 
     def signal(self, sig: int, timeout: float = 30.0) -> int:
         """Send a signal and wait for the process to end; its return code."""

@@ -256,7 +256,7 @@ async def test_info_reports_outside_services_from_their_probes(
     config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
     refresher = JellyfinRefresher(fake_jellyfin.config())
     full = Config(mqtt=config, jellyfin=fake_jellyfin.config())
-    state = EngineState(engine.commands, engine.bus, full, statuses=_probes(None, [], refresher))
+    state = EngineState(engine.commands, engine.bus, full, statuses=_probes(full, None, [], refresher))
     bridge = MqttBridge(config, handlers=build_handlers(engine.commands), state=state, results=engine.store)
     task = asyncio.create_task(bridge.run())
     try:
@@ -264,7 +264,10 @@ async def test_info_reports_outside_services_from_their_probes(
         info = await eventually_retained(config, Topics(config.base_topic).info, lambda v: v is not None)
         assert info["jellyfin"]["enabled"] is True
         assert info["jellyfin"]["connected"] is True
+        assert info["jellyfin"]["state"] == "ok"
         assert info["llm"]["enabled"] is False
+        assert info["llm"]["state"] == "not configured"
+        assert "llm.enabled = true" in info["llm"]["hint"]
     finally:
         await stop_bridge(bridge, task)
         await refresher.close()

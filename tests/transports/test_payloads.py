@@ -139,3 +139,28 @@ def test_a_plan_as_plain_rows_is_what_its_models_dump(items: list[PlanItem]) -> 
         PlanItemPayload(source=i.source, size=i.size, role=i.role.value, season=i.season,
                         episodes=list(i.episodes), language=i.language, library=i.library, target=i.target,
                         status=i.status, note=i.note) for i in items]
+
+
+def test_a_movie_packs_review_carries_its_films_and_recommends_the_unsure_films_pick() -> None:
+    from jellybit.core.records import Film, Reason, Recommendation
+    from jellybit.protocol import ReviewPayload
+    from jellybit.transports.payloads import recommended, review_payload
+    picks = (Candidate("tmdb", "2103", MediaType.MOVIE, "Solaris", 2002, distance=0.19, chosen=True,
+                       details={"film": "T/Solaris.mkv"}, id="c1"),
+             Candidate("tmdb", "593", MediaType.MOVIE, "Solaris", 1972, distance=0.2,
+                       details={"film": "T/Solaris.mkv"}, id="c2"),
+             Candidate("tmdb", "1398", MediaType.MOVIE, "Stalker", 1979, distance=0.0, chosen=True,
+                       details={"film": "T/Stalker.mkv"}, id="c3"))
+    films = (Film("T/Stalker.mkv", "Stalker", 1979, ("T/Stalker.mkv",), "tmdb", "1398", "Stalker", 1979, 1.0,
+                  Recommendation.STRONG),
+             Film("T/Solaris.mkv", "Solaris", None, ("T/Solaris.mkv",), "tmdb", "2103", "Solaris", 2002, 0.85,
+                  Recommendation.MEDIUM, (Reason("small_margin", "close", 0.15, True),)))
+    pack = Recognition(MediaType.MOVIE, "Duology", None, Plan(films=films), candidates=picks, id="r",
+                       download_id="d")
+    assert recommended(pack) is picks[0]                 # not Stalker's, which is sure already
+    review = Download(id="d", source_type="magnet", source_ref="m", display_name="Duology", context="",
+                      state=State.REVIEW, qbt_tag="jb", created_at="t", updated_at="t")
+    payload = ReviewPayload.model_validate_json(review_payload(review, pack, []).model_dump_json())
+    assert [(f.title, f.confirmed, [r.code for r in f.reasons]) for f in payload.films] == [
+        ("Stalker", True, []), ("Solaris", False, ["small_margin"])]
+    assert [c.film for c in payload.candidates] == ["T/Solaris.mkv", "T/Solaris.mkv", "T/Stalker.mkv"]

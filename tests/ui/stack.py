@@ -101,6 +101,7 @@ class Stack:
         self.root = root
         self.jellyfin = jellyfin
         self.data_dir = data_dir
+        self.catalogue = tmdb.catalogue          # what a test adds here every fake serves
         self.movies = root / "media" / "movies"
         self.series = root / "media" / "series"
         for path in (self.movies, self.series):

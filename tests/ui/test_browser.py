@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.support.fake_catalogue import FakeTitle
 from tests.support.fake_http import running
 from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze, default_catalogue
@@ -318,6 +319,41 @@ def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
     assert corrected[0].stat().st_ino == (seeded.content / "Shameless.S05E03.720p.HDTV.mkv").stat().st_ino
     assert "[tvdbid-161511]" in corrected[0].parent.parent.name
     assert not list(stack.series.rglob("*S05E03.mkv"))
+
+
+def test_a_duology_review_decides_only_its_unsure_film(stack: Stack, page: Page, phone: Page) -> None:
+    for title, year, tmdb in (("Stalker", 1979, 1398), ("Solaris", 1972, 593), ("Solaris", 2002, 2103)):
+        stack.catalogue.add(FakeTitle("movie", title, year, tmdb_id=tmdb, slug=f"{title.lower()}-{year}",
+                                      overview=f"{title}, a film by its director."))
+    name = "Tarkovsky.Duology.1972-1979.1080p.BluRay"
+    files = {"Solaris.1080p.BluRay.mkv": 80_000, "Stalker.1979.1080p.BluRay.mkv": 81_000}
+    seeded = seeded_torrent(stack.data_dir, name, files)
+    ident = upload_and_add(page, stack, seeded.torrent, "duology", "")
+    expect(page.get_by_test_id("verdict")).to_have_text("Needs your decision")
+    films = page.locator("[data-section^=Films]")
+    expect(films).to_contain_text("Films (2; 1 to decide)")
+    sure = page.locator("[data-film][data-confirmed=true]")
+    unsure = page.locator("[data-film][data-confirmed=false]")
+    expect(sure).to_contain_text("Stalker (1979) → Stalker (1979)")
+    expect(sure.get_by_test_id("film-state")).to_have_text("Matched")
+    expect(sure.get_by_role("button", name=re.compile("^Choose"))).to_have_count(0)   # nothing to decide
+    expect(unsure.get_by_test_id("film-state")).to_have_text("Needs you")
+    for view, size in ((page, "desktop"), (phone, "phone")):
+        view.goto(f"{stack.url}/download/{ident}")
+        expect(view.get_by_test_id("verdict")).to_have_text("Needs your decision")
+        check_page(view)
+        shoot(view, f"review-duology-{size}")
+    choose = unsure.get_by_role("button", name="Choose Solaris (1972)")
+    choose.click()
+    expect(choose).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="Apply", exact=True).click()
+    expect(page.get_by_test_id("verdict")).to_have_text("Laid out as you decided")
+    solaris, stalker = "Solaris (1972) [tmdbid-593]", "Stalker (1979) [tmdbid-1398]"
+    for folder, source in ((solaris, "Solaris.1080p.BluRay.mkv"), (stalker, "Stalker.1979.1080p.BluRay.mkv")):
+        target = stack.movies / folder / f"{folder}.mkv"
+        wait_for(target.exists)
+        assert target.stat().st_ino == (seeded.content / source).stat().st_ino
+    assert not list(stack.movies.glob("Solaris (2002)*"))
 
 
 def test_a_torrent_without_peers_shows_qbittorrents_state_and_can_be_cancelled(

@@ -103,6 +103,8 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.should_see("TMDB (metadata): Connected")
     await user.should_see("Jellyfin: Unreachable")
     await user.should_see("connection refused")
+    await user.should_see("Telegram: Refused (check the key or token)")
+    await user.should_see("What to do: check JELLYBIT_TELEGRAM_TOKEN")
 
 
 async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: User) -> None:

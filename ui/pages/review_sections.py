@@ -97,13 +97,14 @@ def candidates(items: list[CandidatePayload], selected: str | None, recommended:
                      "a hint.").classes("text-sm text-muted")
             return
         for item in items:
-            _candidate(item, review.candidate_key(item), selected, recommended, choose, apply,
+            candidate_card(item, review.candidate_key(item), selected, recommended, choose, apply,
                        can_choose=can_choose)
 
 
-def _candidate(item: CandidatePayload, key: str, selected: str | None, recommended: str | None,
-               choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
-               can_choose: bool) -> None:
+def candidate_card(item: CandidatePayload, key: str, selected: str | None, recommended: str | None,
+                   choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
+                   can_choose: bool) -> None:
+    """One candidate work: poster, what tells it apart, evidence, links, Choose (and Apply once chosen)."""
     picked = key == selected
     name = fmt.title_line(item.title, item.first_year or item.year)
     card = ui.card().classes("w-full gap-2 p-3").props(f"flat bordered data-candidate='{key}'")

@@ -1,4 +1,5 @@
-"""The status page: broker, worker, qBittorrent, LLM, metadata providers and Jellyfin, from `info`."""
+"""The status page: broker, worker, qBittorrent, LLM, metadata providers, Jellyfin and Telegram, from
+`info`, each with what to do when it is not working."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
         return "Configured", "radio_button_unchecked", "blue-grey-8"
     if status.connected:
         return "Connected", "check_circle", "positive"
+    if status.state == "refused":
+        return "Refused (check the key or token)", "key_off", "negative"
     return "Unreachable", "error", "negative"
 
 
@@ -73,7 +76,7 @@ def register(live: Live, *, login: bool) -> None:
                             detail or "No worker has published its state on this broker.")
                     if info is not None:
                         for name, status in (("qBittorrent", info.qbittorrent), ("LLM", info.llm),
-                                             ("Jellyfin", info.jellyfin)):
+                                             ("Jellyfin", info.jellyfin), ("Telegram", info.telegram)):
                             label, icon, colour = system_words(status)
                             row(name, label, icon, colour, _detail(status))
                         if info.metadata:
@@ -158,5 +161,7 @@ def _component_detail(component: ComponentStatus) -> str:
 
 
 def _detail(status: SystemStatus) -> str:
-    parts = [p for p in (f"version {status.version}" if status.version else "", status.detail or "") if p]
+    hint = f"What to do: {status.hint}" if status.hint and status.connected is not True else ""
+    version = f"version {status.version}" if status.version else ""
+    parts = [p for p in (version, status.detail or "", hint) if p]
     return " — ".join(parts)

@@ -273,7 +273,7 @@ def inspect(
             if item.status == COLLISION:
                 result.collisions.remove(result.targets[index])
             items[index] = evolve(item, status=SKIPPED, note="its video is already present")
-    result.plan = Plan(items=tuple(items), folder=plan.folder)
+    result.plan = Plan(items=tuple(items), folder=plan.folder, films=plan.films)
     return result
 
 

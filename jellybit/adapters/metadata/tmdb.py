@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
     ApiClient,
+    MetadataAuthError,
     RetryPolicy,
     clean_query,
     clean_text,
@@ -292,5 +293,5 @@ class TmdbProvider:
         try:
             await self._api.get_json("/configuration", model=_Configuration, cached=False)
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable, key accepted")

@@ -342,5 +342,5 @@ class TvdbProvider:
         try:
             await self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable, key accepted")

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, RootModel
 
 from jellybit.adapters.metadata.base import (
     ApiClient,
+    MetadataAuthError,
     MetadataNotFound,
     RetryPolicy,
     clean_query,
@@ -237,5 +238,5 @@ class TvmazeProvider:
         except MetadataNotFound:
             pass                                 # it answered: reachable
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable")
