@@ -1,7 +1,8 @@
 """An MQTT client for Jellybit's API (request/response and retained state), used by the CLI and panel.
 
 Speaks only `jellybit.protocol`. Requests carry an MQTT 5 response topic private to this client
-and a correlation id, so concurrent clients never read each other's answers. Each answer is read
+(`<base>/response/<broker user name>/<client id>`, readable only by that account under the shipped
+ACL) and a correlation id, so concurrent clients never read each other's answers. Each answer is read
 once, straight from its JSON, into the command's response model (`Response[ListPage]`, …).
 """
 
@@ -23,7 +24,17 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import MqttConfig
-from jellybit.protocol import Command, Response, Topics, response_model, response_prefix
+from jellybit.core.backoff import ReconnectPacer
+from jellybit.protocol import (
+    Command,
+    Response,
+    Topics,
+    private_response_topic,
+    response_model,
+    response_prefix,
+)
+
+__all__ = ["BrokerUnavailable", "JellybitClient", "NoAnswer", "ReconnectPacer", "client_options"]
 
 
 class NoAnswer(Exception):
@@ -88,9 +99,10 @@ class JellybitClient:
         self.config = config
         self.topics = Topics(config.base_topic, config.discovery_prefix)
         self.identifier = f"jellybit-{name}-{uuid.uuid4().hex[:12]}"
-        # Under the response prefix: the worker answers nowhere else.
+        # Under the response prefix (the worker answers nowhere else), in this account's own part of
+        # it: the shipped ACL lets no other account read `<base>/response/<user name>/…`.
         prefix = response_prefix(config.base_topic, config.response_prefix)
-        self.response_topic = f"{prefix}_client/{self.identifier}"
+        self.response_topic = private_response_topic(prefix, config.username, self.identifier)
         self._client: aiomqtt.Client | None = None
         self._waiting: dict[bytes, tuple[asyncio.Future[Response[Any]], type[Response[Any]]]] = {}
         self._reader: asyncio.Task[None] | None = None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -86,6 +88,21 @@ class PathsConfig(Section):
     series: Path = Field(Path("/srv/media/series"), description="Jellyfin shows library root.")
     path_map: list[PathMapping] = Field(default_factory=list, description="Translate qBittorrent's "
                                         "paths (e.g. inside its container) to local ones.")
+
+
+UpgradePolicy = Literal["ask", "keep_both", "replace_if_better"]
+
+
+class LayoutConfig(Section):
+    """What to do with a better (or another) copy of a film or episode already in the library."""
+
+    upgrades: UpgradePolicy = Field("ask", description="When a new download's target is held by "
+                                    "another download's file of the same film or episode: ask (review "
+                                    "with Keep both / Replace / Skip), keep_both (lay the new copy as a "
+                                    "Jellyfin version beside it), or replace_if_better (replace the old "
+                                    "library link when the new copy is better by resolution, then source, "
+                                    "then a same-group REPACK/PROPER; skip it when it is not better; ask "
+                                    "when the names do not tell). The old download is never touched.")
 
 
 class StorageConfig(Section):
@@ -215,14 +232,31 @@ class MetadataConfig(Section):
     cache_hours: float = Field(24.0, ge=0, description="How long provider answers are cached.")
 
 
+class JellyfinPathMapping(Section):
+    """One prefix translation from Jellyfin's paths (inside its container) to this machine's paths."""
+
+    jellyfin: str = Field(description="Path prefix as Jellyfin sees it (a library folder's location).")
+    local: str = Field(description="The same directory as Jellybit sees it.")
+
+
 class JellyfinConfig(Section):
-    """Ask Jellyfin to rescan after a layout."""
+    """Ask Jellyfin to rescan after a layout, check its libraries, and confirm it picked the download up."""
 
     enabled: bool = Field(False, description="Send POST /Library/Refresh after a download is done.")
     url: str = Field("http://127.0.0.1:8096", description="Jellyfin base URL.")
     api_key: SecretStr | None = _opt_secret("API key (env JELLYBIT_JELLYFIN_API_KEY).")
     debounce_seconds: float = Field(10.0, ge=0, description="Coalesce refreshes within this window.")
     timeout: float = Field(10.0, gt=0, description="Request timeout in seconds.")
+    public_url: str | None = Field(None, description="Jellyfin's address as people open it (links to "
+                                   "items); empty = `url`.")
+    path_map: list[JellyfinPathMapping] = Field(default_factory=list, description="Translate Jellyfin's "
+                                                "library paths (e.g. inside its container) to local ones.")
+    confirm: bool = Field(True, description="After a layout, look the download up in Jellyfin and keep "
+                          "its item id.")
+    confirm_within_seconds: float = Field(300.0, gt=0, description="Warn when Jellyfin has not picked a "
+                                          "download up this long after it was laid out.")
+    check_interval: float = Field(15.0, gt=0, description="Seconds between two look-ups of the downloads "
+                                  "Jellyfin has not confirmed yet.")
 
 
 class WorkerConfig(Section):
@@ -251,6 +285,8 @@ class WorkerConfig(Section):
     max_torrent_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Largest .torrent accepted.")
     parse_timeout: float = Field(10.0, gt=0, description="Seconds a .torrent may take to read before "
                                  "it is refused (it is read off the event loop).")
+    parse_memory_mib: int = Field(128, ge=16, le=65536, description="MiB of memory reading one .torrent "
+                                  "may take (one is read at a time); past it the file is refused.")
     restart_backoff_max: float = Field(60.0, gt=0, description="Longest wait before a crashed "
                                        "background loop (poll, MQTT) is started again.")
     max_restarts: int = Field(10, ge=1, description="Consecutive crashes of one background loop after "
@@ -307,12 +343,14 @@ class TelegramConfig(Section):
             raise ValueError("must start with https:// (Telegram posts only to HTTPS)")
         return value or None
 
-    @model_validator(mode="after")
-    def _token_when_enabled(self) -> TelegramConfig:
-        if self.enabled and (self.token is None or not self.token.get_secret_value().strip()):
-            raise ValueError("a bot token is required when the bot is enabled (token or "
-                             "JELLYBIT_TELEGRAM_TOKEN)")
-        return self
+    def required_token(self) -> str:
+        """The bot token, for the process that runs the bot; ConfigError when it is missing."""
+        token = self.token.get_secret_value().strip() if self.token is not None else ""
+        if not token:
+            raise ConfigError("telegram.enabled is true, so the worker (which runs the bot) needs a bot "
+                              "token: set telegram.token or JELLYBIT_TELEGRAM_TOKEN in the worker's "
+                              "environment (the panel and the CLI do not need it)")
+        return token
 
 
 class PanelConfig(Section):
@@ -345,6 +383,7 @@ class Config(Section):
     qbittorrent: QbittorrentConfig = Field(default_factory=QbittorrentConfig, description="qBittorrent.")
     paths: PathsConfig = Field(default_factory=PathsConfig, description="Paths.")
     storage: StorageConfig = Field(default_factory=StorageConfig, description="Storage.")
+    layout: LayoutConfig = Field(default_factory=LayoutConfig, description="Layout.")
     mqtt: MqttConfig = Field(default_factory=MqttConfig, description="MQTT.")
     llm: LlmConfig = Field(default_factory=LlmConfig, description="LLM.")
     metadata: MetadataConfig = Field(default_factory=MetadataConfig, description="Metadata providers.")
@@ -356,7 +395,11 @@ class Config(Section):
     log: LogConfig = Field(default_factory=LogConfig, description="Logging.")
 
 
-# Environment variables that override secrets: name -> key path in the file.
+# Every key can come from the environment: JELLYBIT_<SECTION>_<KEY> (JELLYBIT_MQTT_URL,
+# JELLYBIT_METADATA_TMDB_API_KEY, JELLYBIT_MQTT_TLS_CA_FILE); the environment wins over the file.
+# One config file then serves the worker, the panel and the CLI, each with its own account and
+# secrets (docker-compose.yml, scripts/run-local). The secrets, named here for the docs and tests:
+ENV_PREFIX = "JELLYBIT_"
 SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_QBITTORRENT_PASSWORD": ("qbittorrent", "password"),
     "JELLYBIT_MQTT_PASSWORD": ("mqtt", "password"),
@@ -369,19 +412,67 @@ SECRET_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_PANEL_PASSWORD": ("panel", "password"),
     "JELLYBIT_PANEL_STORAGE_SECRET": ("panel", "storage_secret"),
 }
-# The broker account may come from the environment too, so one config file serves the worker and
-# the panel (and the CLI) with an account each (docker-compose.yml, scripts/run-local).
 ACCOUNT_ENV: dict[str, tuple[str, ...]] = {
     "JELLYBIT_MQTT_USERNAME": ("mqtt", "username"),
 }
 
 
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
-def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    for name, path in {**SECRET_ENV, **ACCOUNT_ENV}.items():
-        value = env.get(name)
-        if value is None:
+
+def env_key(name: str, model: type[BaseModel] | None = None) -> tuple[str, ...] | None:
+    """The key path a `JELLYBIT_<SECTION>_<KEY>` variable sets, or None when it names no key."""
+    if model is None:
+        if not name.startswith(ENV_PREFIX):
+            return None
+        name, model = name[len(ENV_PREFIX):].lower(), Config
+    for field_name, field in model.model_fields.items():
+        sub = _section_model(field.annotation)
+        is_table = sub is not None and get_origin(field.annotation) is not list
+        if name == field_name and not is_table and model is not Config:
+            return (field_name,)
+        if is_table and name.startswith(field_name + "_"):
+            rest = env_key(name[len(field_name) + 1:], sub)
+            if rest is not None:
+                return (field_name, *rest)
+    return None
+
+
+def _env_value(raw: str, annotation: Any) -> Any:
+    # Lists (allowed_user_ids, path_map) are JSON; a plain `a,b` is a list of strings too.
+    if list in (get_origin(annotation), *(get_origin(a) for a in get_args(annotation))):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return [part.strip() for part in raw.split(",") if part.strip()]
+    return raw
+
+
+def _field_at(path: tuple[str, ...]) -> Any:
+    model: Any = Config
+    for part in path[:-1]:
+        model = _section_model(model.model_fields[part].annotation)
+    return model.model_fields[path[-1]].annotation
+
+
+def env_overrides(env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The variables of `env` that set a config key (an empty one sets nothing) -> the key path."""
+    found = {}
+    for name, value in env.items():
+        if value == "":
             continue
+        path = env_key(name)
+        if path is not None:
+            found[name] = path
+    return found
+
+
+def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    for name, path in env_overrides(env).items():
         node = data
         for key in path[:-1]:
             child = node.get(key)
@@ -389,18 +480,21 @@ def _apply_env(data: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
                 child = {}
                 node[key] = child
             node = child
-        node[path[-1]] = value
+        node[path[-1]] = _env_value(env[name], _field_at(path))
     return data
 
 
-def _describe(error: ValidationError, source: str) -> str:
+def _describe(error: ValidationError, source: str, env: Mapping[str, str]) -> str:
     lines = [f"invalid configuration in {source}:"]
+    from_env = {path: name for name, path in env_overrides(env).items()}
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown key"
-        lines.append(f"  {key}: {message}")
+        origin = next((name for path, name in from_env.items()
+                       if tuple(map(str, item["loc"][:len(path)])) == path), None)
+        lines.append(f"  {key}: {message}" + (f" (from {origin})" if origin else ""))
     return "\n".join(lines)
 
 
@@ -410,11 +504,12 @@ def parse_config(text: str, source: str = "<string>", env: dict[str, str] | None
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
-    data = _apply_env(data, dict(os.environ if env is None else env))
+    environment = dict(os.environ if env is None else env)
+    data = _apply_env(data, environment)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from exc
+        raise ConfigError(_describe(exc, source, environment)) from exc
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -69,9 +69,12 @@ class AdapterError(JellybitError):
     code = "adapter_error"
     transient = True        # worth trying again later (an outage), unlike a rejected key or a missing record
 
-    def __init__(self, system: str, message: str) -> None:
+    def __init__(self, system: str, message: str, *, errno: int | None = None,
+                 path: str | None = None) -> None:
         super().__init__(f"{system}: {message}")
         self.system = system
+        self.errno = errno      # the OSError's errno behind a filesystem failure, and the path it hit
+        self.path = path
 
 
 class TorrentRejected(AdapterError):
@@ -86,3 +89,18 @@ class UnsafePath(JellybitError):
     """A computed target path would leave its library root."""
 
     code = "unsafe_path"
+
+
+class StorageFault(JellybitError):
+    """The database's disk or a library root is full, read-only, gone or locked (core/storage.py).
+
+    `code` is the fault's own (`storage_full`, `library_read_only`, …) and the message says where and
+    what to do. Transient: the same request runs once the fault is over.
+    """
+
+    transient = True
+
+    def __init__(self, code: str, component: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.component = component

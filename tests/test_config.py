@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from jellybit.config import CONFIG_ENV, SECRET_ENV, Config, config_path, load_config, parse_config
+from jellybit.config import (
+    CONFIG_ENV,
+    SECRET_ENV,
+    Config,
+    config_path,
+    env_key,
+    load_config,
+    parse_config,
+)
 from jellybit.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config.example.toml"
@@ -121,17 +129,26 @@ def test_commented_examples_are_valid() -> None:
         assert secret.get_secret_value()
 
 
+@pytest.mark.parametrize("policy", ["ask", "keep_both", "replace_if_better"])
+def test_the_upgrade_policy_is_read(policy: str) -> None:
+    """layout.upgrades takes its three policies; "ask" is the default."""
+    assert parse_config(f"[layout]\nupgrades = '{policy}'\n", env={}).layout.upgrades == policy
+    assert Config().layout.upgrades == "ask"
+
+
 def test_no_section_is_marked_as_a_later_feature() -> None:
     """Every section of the example configures something that runs (the Telegram bot does now)."""
     assert "later feature" not in EXAMPLE.read_text(encoding="utf-8")
 
 
-def test_an_enabled_bot_needs_a_token_and_an_https_webhook() -> None:
-    """`telegram.enabled` without a token (file or environment) fails; a webhook must be HTTPS."""
-    with pytest.raises(ConfigError, match="bot token is required"):
-        parse_config("[telegram]\nenabled = true\n", "t.toml", env={})
+def test_an_enabled_bot_needs_a_token_only_where_it_runs_and_an_https_webhook() -> None:
+    """`telegram.enabled` without a token parses (the panel and the CLI do not run the bot); asking
+    for the token (the worker does) fails and says where it goes; a webhook must be HTTPS."""
+    config = parse_config("[telegram]\nenabled = true\n", "t.toml", env={})
+    with pytest.raises(ConfigError, match="JELLYBIT_TELEGRAM_TOKEN in the worker's environment"):
+        config.telegram.required_token()
     config = parse_config("[telegram]\nenabled = true\n", "t.toml", env={"JELLYBIT_TELEGRAM_TOKEN": "1:x"})
-    assert config.telegram.token is not None
+    assert config.telegram.required_token() == "1:x"
     with pytest.raises(ConfigError, match="https://"):
         parse_config("[telegram]\nwebhook_url = 'http://bot.example'\n", "t.toml", env={})
 
@@ -165,6 +182,7 @@ def test_no_real_secrets_in_the_example() -> None:
         ("[panel]\nport = 70000\n", "panel.port", "less than 65536"),
         ("[mqtt]\nurl = 'http://broker'\n", "mqtt.url", "mqtt://"),
         ("[log]\nlevel = 'LOUD'\n", "log.level", "DEBUG"),
+        ("[layout]\nupgrades = 'replace'\n", "layout.upgrades", "'replace_if_better'"),
         ("[telegram]\nallowed_user_ids = ['me']\n", "telegram.allowed_user_ids.0", "valid integer"),
         ("mqtt = 5\n", "mqtt", "valid dictionary"),
     ],
@@ -257,3 +275,56 @@ def test_a_key_in_the_environment_turns_its_provider_on() -> None:
     assert not explicit.tmdb.enabled                                 # a written `enabled = false` wins
     keyed = parse_config('[metadata.tvdb]\napi_key = "k"\n', env={}).metadata
     assert keyed.tvdb.enabled
+
+
+# ---------------------------------------------------------------- every key from the environment
+
+
+def env_name(dotted: str) -> str:
+    return "JELLYBIT_" + dotted.replace(".", "_").upper()
+
+
+def test_every_key_has_its_environment_variable() -> None:
+    """JELLYBIT_<SECTION>_<KEY> names each key of the file, nested tables included (a list of
+    tables, paths.path_map or jellyfin.path_map, is one variable holding JSON)."""
+    for dotted in {re.sub(r"^(\w+)\.path_map\..*", r"\1.path_map", key) for key in leaf_keys()}:
+        assert env_key(env_name(dotted)) == tuple(dotted.split(".")), dotted
+    for other in ("JELLYBIT_CONFIG", "JELLYBIT_LOCAL_DIR", "JELLYBIT_MQTT", "JELLYBIT_MQTT_TLS",
+                  "JELLYBIT_PANEL_MQTT_PASSWORD", "MQTT_URL"):
+        assert env_key(other) is None, other
+
+
+def test_the_example_explains_the_environment_variables() -> None:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert "JELLYBIT_<SECTION>_<KEY>" in text
+    for name in SECRET_ENV:
+        assert name in text, name
+
+
+def test_the_environment_sets_any_key_and_wins_over_the_file() -> None:
+    """Strings, numbers, booleans, lists (JSON or commas) and tables of lists; the file loses."""
+    text = "[mqtt]\nurl = 'mqtt://127.0.0.1:1883'\n[panel]\nport = 8099\n"
+    env = {"JELLYBIT_MQTT_URL": "mqtt://mosquitto:1883", "JELLYBIT_PANEL_PORT": "9100",
+           "JELLYBIT_PANEL_HOST": "0.0.0.0", "JELLYBIT_JELLYFIN_ENABLED": "true",
+           "JELLYBIT_TELEGRAM_ALLOWED_USER_IDS": "[12, 34]",
+           "JELLYBIT_QBITTORRENT_ALLOW_PRIVATE_HOSTS": "tracker.lan, 192.168.1.0/24",
+           "JELLYBIT_PATHS_PATH_MAP": '[{"qbittorrent": "/downloads", "local": "/srv/media/downloads"}]',
+           "JELLYBIT_MQTT_TLS_INSECURE": "1", "JELLYBIT_RECOGNITION_MIN_MARGIN": "0.2",
+           "JELLYBIT_PANEL_USERNAME": "", "JELLYBIT_SOMETHING_ELSE": "ignored"}
+    config = parse_config(text, "x.toml", env=env)
+    assert config.mqtt.url == "mqtt://mosquitto:1883"
+    assert (config.panel.port, config.panel.host, config.panel.username) == (9100, "0.0.0.0", None)
+    assert config.jellyfin.enabled
+    assert config.telegram.allowed_user_ids == [12, 34]
+    assert config.qbittorrent.allow_private_hosts == ["tracker.lan", "192.168.1.0/24"]
+    mapped = [(m.qbittorrent, m.local) for m in config.paths.path_map]
+    assert mapped == [("/downloads", "/srv/media/downloads")]
+    assert config.mqtt.tls.insecure
+    assert config.recognition.min_margin == 0.2
+
+
+def test_a_bad_value_from_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"panel\.port: .*\(from JELLYBIT_PANEL_PORT\)"):
+        parse_config("", "x.toml", env={"JELLYBIT_PANEL_PORT": "eighty"})
+    with pytest.raises(ConfigError, match=r"mqtt\.url: .*\(from JELLYBIT_MQTT_URL\)"):
+        parse_config("", "x.toml", env={"JELLYBIT_MQTT_URL": "http://broker"})

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jellybit.core.states import State
+from jellybit.protocol import Command
 from tests.support.decisions import LLM_MODES, Case, DecisionStack
 from tests.support.fake_http import Reply
 from tests.support.fake_metadata import Catalogue, FakeTitle
@@ -238,3 +240,97 @@ async def test_a_film_without_a_year_is_the_one_with_its_exact_title(decisions: 
                                        answer=movie_answer("The Matrix", 1999)))
     assert outcome.state is State.DONE, outcome.reasons
     assert decisions.tree() == ["movies/The Matrix (1999) [tmdbid-603]/The Matrix (1999) [tmdbid-603].mkv"]
+
+
+# ---------------------------------------------------------------------------- better copies
+
+MATRIX = "movies/The Matrix (1999) [tmdbid-603]"
+MATRIX_1080P = "The.Matrix.1999.1080p.WEB-DL.DDP5.1.H.264-NTb"
+MATRIX_2160P = "The.Matrix.1999.2160p.UHD.BluRay.REMUX.HDR.HEVC-FGT"
+
+
+def matrix(name: str, seed: int) -> Case:
+    """One copy of The Matrix: its video only."""
+    return Case(name, {f"{name}.mkv": 90_000 + seed}, seed=seed, answer=movie_answer("The Matrix", 1999))
+
+
+async def _command(decisions: DecisionStack, command: Command, payload: dict[str, Any]) -> Any:
+    response = await decisions.client.request(command, payload)
+    assert response.status == "ok", response.error
+    return response.data
+
+
+def _source(decisions: DecisionStack, name: str) -> Path:
+    return Path(decisions.qbittorrent.data_dir) / name / f"{name}.mkv"
+
+
+async def _laid_1080p(decisions: DecisionStack) -> None:
+    first = await decisions.run(matrix(MATRIX_1080P, 1))
+    assert first.state is State.DONE, first.reasons
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+
+
+async def test_a_better_copy_asks_with_three_choices_and_keep_both_lays_a_version(
+        decisions: DecisionStack) -> None:
+    await _laid_1080p(decisions)
+    second = await decisions.run(matrix(MATRIX_2160P, 2))
+    assert second.state is State.REVIEW
+    assert any(r.startswith("better_copy") and "already in your library as 1080p WEB-DL by NTb from "
+               f"{MATRIX_1080P}" in r and "2160p Remux by FGT: better" in r for r in second.reasons)
+    detail = await decisions.get(second.download_id)
+    held = [row for row in detail["recognition"]["plan"] if row["status"] == "held"]
+    assert [row["source"] for row in held] == [f"{MATRIX_2160P}/{MATRIX_2160P}.mkv"]
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+
+    await _command(decisions, Command.UPGRADE, {"id": second.download_id, "choice": "keep_both"})
+    done = await decisions.settle(second.download_id, decided=True)
+    assert done.state is State.DONE, done.reasons
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603] - 2160p.mkv",
+                                f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+
+
+@pytest.mark.upgrades("keep_both")
+async def test_the_keep_both_policy_lays_a_version_without_asking(decisions: DecisionStack) -> None:
+    await _laid_1080p(decisions)
+    second = await decisions.run(matrix(MATRIX_2160P, 2))
+    assert second.state is State.DONE, second.reasons
+    assert any(r.startswith("copy_kept") for r in second.reasons)
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603] - 2160p.mkv",
+                                f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+
+
+@pytest.mark.upgrades("replace_if_better")
+async def test_the_replace_policy_replaces_and_undo_restores(decisions: DecisionStack) -> None:
+    await _laid_1080p(decisions)
+    target = Path(decisions.paths.movies) / "The Matrix (1999) [tmdbid-603]" / \
+        "The Matrix (1999) [tmdbid-603].mkv"
+    second = await decisions.run(matrix(MATRIX_2160P, 2))
+    assert second.state is State.DONE, second.reasons
+    assert any(r.startswith("copy_replaced") for r in second.reasons)
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+    assert target.stat().st_ino == _source(decisions, MATRIX_2160P).stat().st_ino
+    old = _source(decisions, MATRIX_1080P)
+    assert old.exists()                           # the old download is never touched
+
+    undone = await _command(decisions, Command.UNDO, {"id": second.download_id})
+    assert undone.complete
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+    assert target.stat().st_ino == old.stat().st_ino
+
+
+async def test_a_repack_of_an_episode_already_there_asks_and_replaces(decisions: DecisionStack) -> None:
+    first = await decisions.run(Case("Fargo.S01E02.1080p.WEB-DL.x264-GRP",
+                                     {"Fargo.S01E02.1080p.WEB-DL.x264-GRP.mkv": 41_000},
+                                     answer=series_answer("Fargo", 2014)))
+    assert first.state is State.DONE, first.reasons
+    name = "Fargo.S01E02.REPACK.1080p.WEB-DL.x264-GRP"
+    second = await decisions.run(Case(name, {f"{name}.mkv": 42_000}, seed=3,
+                                      answer=series_answer("Fargo", 2014)))
+    assert second.state is State.REVIEW
+    assert any(r.startswith("better_copy") and "REPACK by GRP: better" in r for r in second.reasons)
+    await _command(decisions, Command.UPGRADE, {"id": second.download_id, "choice": "replace"})
+    done = await decisions.settle(second.download_id, decided=True)
+    assert done.state is State.DONE, done.reasons
+    assert decisions.tree() == [f"{FARGO}/Season 01/Fargo S01E02.mkv"]
+    episode = Path(decisions.paths.series) / "Fargo (2014) [tvdbid-269613]" / "Season 01" / "Fargo S01E02.mkv"
+    assert episode.stat().st_ino == _source(decisions, name).stat().st_ino

@@ -81,15 +81,51 @@ def test_the_config_is_reused_with_its_password_and_the_users_edits(tmp_path: Pa
     assert load_config(paths.config, env={}).recognition.strong_distance == 0.2
 
 
-def test_a_port_that_disagrees_with_the_existing_config_is_refused(tmp_path: Path) -> None:
+def test_a_port_variable_moves_the_port_of_a_config_run_local_wrote(tmp_path: Path) -> None:
+    """The documented JELLYBIT_LOCAL_*_PORT variables work after the first run too, when run-local
+    wrote the config; the rest of the file (the user's edits included) stays as it was."""
+    paths = StackPaths(tmp_path)
+    paths.root.mkdir(exist_ok=True)
+    ports = free_ports()
+    ensure_config(paths, env_for(ports))
+    paths.config.write_text(paths.config.read_text() + "\n[recognition]\nstrong_distance = 0.2\n")
+    moved = {**ports, "mqtt": free_port(), "panel": free_port()}
+
+    config, used = ensure_config(paths, env_for(moved))
+
+    assert (used["mqtt"], used["panel"]) == (moved["mqtt"], moved["panel"])
+    assert used["qbittorrent"] == ports["qbittorrent"]
+    assert config.mqtt.url == f"mqtt://127.0.0.1:{moved['mqtt']}"
+    assert (config.panel.port, config.panel.base_url) == (moved["panel"], f"http://127.0.0.1:{moved['panel']}")
+    assert config.recognition.strong_distance == 0.2
+
+
+def test_a_port_that_disagrees_with_a_config_written_by_hand_is_refused(tmp_path: Path) -> None:
     paths = StackPaths(tmp_path)
     paths.root.mkdir(exist_ok=True)
     ensure_config(paths, env_for())
+    paths.config.write_text("# mine\n" + paths.config.read_text())
     before = paths.config.read_text()
 
     with pytest.raises(StackError, match=r"JELLYBIT_LOCAL_MQTT_PORT=1884 but .*toml uses port 28830"):
         ensure_config(paths, env_for({**PORTS, "mqtt": 1884}))
     assert paths.config.read_text() == before
+
+
+def test_a_busy_port_on_the_first_run_writes_nothing(tmp_path: Path) -> None:
+    """The port is checked before the config is written: the next run with another port just works."""
+    paths = StackPaths(tmp_path / "local")
+    ports = free_ports()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", ports["mqtt"]))
+        holder.listen()
+        with pytest.raises(StackError, match=rf"port {ports['mqtt']} \(mqtt\) .* in use .*"
+                           r"JELLYBIT_LOCAL_MQTT_PORT=PORT \(nothing was written\)"):
+            prepare(paths, env_for(ports))
+        assert not paths.config.exists()
+        other = {**ports, "mqtt": free_port()}
+        prepare(paths, env_for(other))
+    assert load_config(paths.config, env={}).mqtt.url == f"mqtt://127.0.0.1:{other['mqtt']}"
 
 
 @pytest.mark.parametrize(("url", "message"), [

@@ -4,6 +4,7 @@ an older config (anonymous broker, panel without a login) is given what it lacks
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
-from devstack.broker import add_missing_keys, password_hash
-from devstack.stack import StackPaths, prepare
+from devstack.broker import account_passwords, add_missing_keys
+from devstack.passwd import password_hash
+from devstack.stack import StackPaths, prepare, summary
 
 from jellybit.config import load_config
 from tests.support.services import free_port, require_binary
@@ -47,7 +49,15 @@ def test_the_first_start_gives_the_worker_and_the_panel_accounts_and_a_login(tmp
     for name in ("passwd", "acl", "accounts.json"):
         assert (folder / name).stat().st_mode & 0o777 == 0o600, name
     users = [line.split(":", 1)[0] for line in (folder / "passwd").read_text().splitlines()]
-    assert users == ["jellybit", "panel"]
+    assert users == ["jellybit", "panel", "cli", "homeassistant"]
+    acl = (folder / "acl").read_text()
+    for account in ("jellybit", "panel", "cli", "homeassistant"):
+        assert f"user {account}\n" in acl
+    own = json.loads((folder / "accounts.json").read_text())
+    summary_text = summary(paths, config, panel=True)
+    port = int(config.mqtt.url.rsplit(":", 1)[1])
+    assert f"mosquitto_pub -p {port} -u cli -P {own['cli']} -t jellybit/request/add" in summary_text
+    assert f"broker account homeassistant  password {own['homeassistant']}" in summary_text
     assert values["JB_PANEL_MQTT_PASSWORD"] not in (folder / "passwd").read_text()      # hashes only
 
 
@@ -60,6 +70,16 @@ def test_the_accounts_stay_the_same_on_the_next_start(tmp_path: Path) -> None:
                                     "panel": ports.panel.port}))
     assert paths.config.read_text() == text
     assert again["JB_PANEL_MQTT_PASSWORD"] == first["JB_PANEL_MQTT_PASSWORD"]
+
+
+def test_an_older_accounts_file_gets_the_cli_and_home_assistant_accounts(tmp_path: Path) -> None:
+    folder = tmp_path
+    (folder / "accounts.json").write_text(json.dumps({"panel": "kept"}))
+    own = account_passwords(folder / "accounts.json")
+    assert own["panel"] == "kept"
+    assert own["cli"]
+    assert own["homeassistant"]
+    assert account_passwords(folder / "accounts.json") == own
 
 
 def test_an_older_config_gets_what_it_lacks_and_keeps_everything_else(tmp_path: Path) -> None:

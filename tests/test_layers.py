@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),                                  # pure: no I/O, no config, nothing above it
     "config": {"core"},
     "protocol": {"core"},                           # the MQTT contract; vocabularies and limits are core's
-    "client": {"config", "protocol"},
+    "client": {"core", "config", "protocol"},        # core: the reconnect pacer the panel uses
     "adapters": {"core", "config"},
     "engine": {"core", "config", "protocol"},       # adapters only through the ports; overrides: one model
     "transports": {"core", "config", "engine", "protocol", "client"},
@@ -142,3 +142,11 @@ def test_the_engine_asks_no_more_than_its_ports(port: type) -> None:
                   and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
                   and node.args[1].value in _methods(port)]
         assert not probes, f"{path.relative_to(ROOT)} probes {port.__name__} with getattr"
+
+
+def test_the_library_wing_does_not_reach_into_the_store() -> None:
+    """The library adapter works on the store through core's records and ports, never its modules."""
+    wing = ROOT / "jellybit" / "adapters" / "library"
+    offenders = [str(path.relative_to(ROOT)) for path in sorted(wing.rglob("*.py"))
+                 if "jellybit.adapters.store" in path.read_text(encoding="utf-8")]
+    assert offenders == []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
-from devstack.broker import passwd_text
+from devstack.passwd import passwd_text
 
 from jellybit.client import JellybitClient
 from jellybit.config import MqttConfig
@@ -208,3 +208,51 @@ async def test_the_acl_keeps_requesters_off_the_workers_topics(shipped: ShippedB
         except TimeoutError:
             pass
     assert got == []
+
+
+async def test_each_account_reads_the_state_and_only_its_own_answers(shipped: ShippedBroker,
+                                                                     make_engine: EngineFactory) -> None:
+    """The panel's and the CLI's answers go to `jellybit/response/<account>/…`; another account that
+    subscribes to everything sees the retained state and neither of them (nor the shared answer
+    of a request without a response topic)."""
+    def account(user: str) -> MqttConfig:
+        return MqttConfig(url=shipped.url(), base_topic="jellybit", username=user, password=ACCOUNTS[user])
+
+    async for worker in running_worker(shipped, make_engine):
+        async with shipped.client("homeassistant", "ha-snoop") as snoop:
+            await snoop.subscribe("jellybit/#", qos=1)
+            await snoop.subscribe("jellybit/response/panel/#", qos=1)
+            await snoop.subscribe("jellybit/response/cli/#", qos=1)
+            async with JellybitClient(account("panel"), name="panel") as panel, \
+                    JellybitClient(account("cli"), name="cli") as cli:
+                assert panel.response_topic.startswith("jellybit/response/panel/")
+                assert cli.response_topic.startswith("jellybit/response/cli/")
+                mine = await panel.request(Command.LIST, {"transaction": "panel-secret-list"})
+                theirs = await cli.request(Command.GET, {"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"})
+                assert mine.status == "ok"
+                assert theirs.error is not None
+                assert theirs.error.code == "not_found"
+                # A request without a response topic (an old script's): its answer goes to the shared
+                # jellybit/response/list, which no account may read, the asker included.
+                async with shipped.client("cli", "cli-raw") as raw:
+                    await raw.subscribe("jellybit/response/#", qos=1)
+                    await raw.publish(worker.topics.request(Command.LIST), b"{}", qos=1)
+                    seen_by_cli = await drain(raw, 1.0)
+            seen = await drain(snoop, 1.0)
+    topics = [topic for topic, _ in seen]
+    assert {"jellybit/availability", "jellybit/info", "jellybit/summary"} <= set(topics)   # state: all
+    assert not [t for t in topics if t.startswith("jellybit/response/")], topics
+    assert not [body for _, body in seen if b"panel-secret-list" in body]
+    assert seen_by_cli == []                     # the shared jellybit/response/list: nobody reads it
+
+
+async def drain(client: aiomqtt.Client, within: float) -> list[tuple[str, bytes]]:
+    """Every message a client receives within `within` seconds."""
+    got: list[tuple[str, bytes]] = []
+    try:
+        async with asyncio.timeout(within):
+            async for message in client.messages:
+                got.append((str(message.topic), bytes(message.payload)))  # type: ignore[arg-type]
+    except TimeoutError:
+        pass
+    return got

@@ -15,6 +15,7 @@ log = logging.getLogger(__name__)
 # action -> the states in which the worker accepts it (mirrors jellybit.engine.commands)
 ALLOWED: dict[str, frozenset[State]] = {
     "apply": frozenset({State.REVIEW}),
+    "upgrade": frozenset({State.REVIEW}),     # keep both / replace / skip, when the review asks it
     "refine": frozenset({State.REVIEW}),
     "reject": frozenset({State.REVIEW}),
     "defer": frozenset({State.REVIEW}),

@@ -1,7 +1,8 @@
 """The panel's one MQTT connection: a live view of the retained topics, and request/response.
 
-One `Live` per panel process (not per browser tab). It reconnects with backoff, keeps the
-retained state in memory, and bumps `revision` on every change so pages re-render with a timer.
+One `Live` per panel process (not per browser tab). It reconnects (soon after a drop, less often as
+an outage goes on: the client's `ReconnectPacer`), keeps the retained state in memory, and bumps
+`revision` on every change so pages re-render with a timer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from jellybit.client import BrokerUnavailable, JellybitClient, NoAnswer
+from jellybit.client import BrokerUnavailable, JellybitClient, NoAnswer, ReconnectPacer
 from jellybit.config import Config
 from jellybit.protocol import (
     AVAILABILITY_ONLINE,
@@ -60,12 +61,13 @@ class Health:
 class Live:
     """Retained state of one Jellybit worker, kept current over one reconnecting MQTT client."""
 
-    def __init__(self, config: Config, *, min_backoff: float = 0.5, max_backoff: float = 10.0) -> None:
+    def __init__(self, config: Config, *, min_backoff: float = 0.1, max_backoff: float = 10.0) -> None:
         self.config = config
         self.topics = Topics(config.mqtt.base_topic, config.mqtt.discovery_prefix)
         self.request_timeout = config.panel.request_timeout
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
+        self.pacer = ReconnectPacer(first=min_backoff, longest=max_backoff)
         self.client: JellybitClient | None = None
         self.broker_error: str | None = None
         self.connected_at: float | None = None
@@ -149,12 +151,12 @@ class Live:
 
     async def run(self) -> None:
         """Connect, follow the retained topics, reconnect with backoff until cancelled."""
-        backoff = self.min_backoff
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 async with JellybitClient(self.config.mqtt, name="panel") as client:
+                    self.pacer.up(loop.time())
                     await self._follow(client)
-                    backoff = self.min_backoff
             except BrokerUnavailable as exc:
                 if self.broker_error is None:
                     log.warning("MQTT broker unreachable; retrying", extra={"error": str(exc)})
@@ -169,8 +171,8 @@ class Live:
                 self.client = None
                 self.connected_at = None
                 self._bump()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self.max_backoff)
+            self.pacer.down(loop.time())
+            await asyncio.sleep(self.pacer.delay(loop.time()))
 
     async def _follow(self, client: JellybitClient) -> None:
         t = self.topics

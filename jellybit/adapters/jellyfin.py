@@ -26,6 +26,18 @@ class _PublicInfo(BaseModel):
     ProductName: str | None = None
 
 
+def api_headers(config: JellyfinConfig) -> dict[str, str]:
+    """The headers every Jellyfin request carries (the API key in both spellings)."""
+    key = config.api_key.get_secret_value() if config.api_key else ""
+    # Jellyfin 12 ignores X-Emby-Token unless legacy authorization is on; older servers and
+    # Emby read it. The MediaBrowser form carries the token only (a Device would rebind it).
+    return {
+        "Authorization": f'MediaBrowser Token="{key}"',
+        "X-Emby-Token": key,
+        "User-Agent": f"Jellybit/{__version__}",
+    }
+
+
 class JellyfinRefresher:
     """`POST /Library/Refresh` after layouts, coalescing bursts within `debounce_seconds`."""
 
@@ -38,13 +50,7 @@ class JellyfinRefresher:
                               "(set it or JELLYBIT_JELLYFIN_API_KEY)")
         self.config = config
         self.retry_delays = tuple(retry_delays)
-        # Jellyfin 12 ignores X-Emby-Token unless legacy authorization is on; older servers and
-        # Emby read it. The MediaBrowser form carries the token only (a Device would rebind it).
-        self._headers = {
-            "Authorization": f'MediaBrowser Token="{key}"',
-            "X-Emby-Token": key,
-            "User-Agent": f"Jellybit/{__version__}",
-        }
+        self._headers = api_headers(config)
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._pending = False
@@ -146,13 +152,19 @@ class JellyfinRefresher:
             self._client = None
 
     async def ping(self) -> ServiceStatus:
-        """`GET /System/Info/Public` for the status page; never raises."""
+        """`GET /System/Info/Public`, then `/System/Info` (which needs the key) for the status page;
+        never raises."""
         if not self.config.enabled:
             return ServiceStatus("jellyfin", False, "disabled", enabled=False)
         try:
             response = await self._http().get("/System/Info/Public")
             response.raise_for_status()
             info = _PublicInfo.model_validate_json(response.content)
+            private = await self._http().get("/System/Info")
+            if private.status_code in (401, 403):
+                return ServiceStatus("jellyfin", False, "the API key was rejected "
+                                     f"(HTTP {private.status_code})", refused=True,
+                                     version=(info.Version or None))
         except httpx.HTTPStatusError as exc:
             return ServiceStatus("jellyfin", False, f"answered HTTP {exc.response.status_code}")
         except httpx.HTTPError as exc:

@@ -14,3 +14,4 @@ class ServiceStatus:
     message: str
     enabled: bool = True
     version: str | None = None
+    refused: bool = False           # it answered, and refused the key or token

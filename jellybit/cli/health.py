@@ -1,4 +1,6 @@
-"""`jellybit healthcheck`: the database, the broker, the worker answering on the bus, the panel.
+"""`jellybit healthcheck`: the database and storage, the broker, the worker answering on the bus, the
+outside services as the worker sees them (qBittorrent, each metadata provider, the LLM, Jellyfin,
+Telegram: from its retained `info`), the panel.
 
 Used by docker-compose health checks; exit 0 when every check passes, 1 otherwise. Where the broker
 binds each account to one client id (the compose stack), a check must not connect with an account
@@ -18,7 +20,7 @@ import httpx
 
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
-from jellybit.protocol import AVAILABILITY_ONLINE, Command
+from jellybit.protocol import AVAILABILITY_ONLINE, Command, InfoPayload
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class Check:
     name: str
     ok: bool
     detail: str
+    state: str | None = None        # an outside service: ok, refused, unreachable, not configured, …
+    hint: str | None = None         # what to do about it
 
 
 async def check_database(config: Config) -> Check:
@@ -53,8 +57,41 @@ async def check_database(config: Config) -> Check:
         await store.close()
 
 
-async def check_bus(config: Config, timeout: float) -> list[Check]:  # noqa: ASYNC109
-    """The broker accepts us, the worker says `online`, and it answers a request."""
+# A service counts as healthy unless the worker could not use it; "not configured" and "starting"
+# are reported with their hint but do not fail the check.
+FAILING_STATES = frozenset({"refused", "unreachable"})
+
+
+def service_checks(info: InfoPayload) -> list[Check]:
+    """One check per outside service of the worker's `info`."""
+    systems = [("qbittorrent", info.qbittorrent),
+               *((f"metadata.{name}", status) for name, status in sorted(info.metadata.items())),
+               ("llm", info.llm), ("jellyfin", info.jellyfin), ("telegram", info.telegram)]
+    checks = []
+    for name, status in systems:
+        state = status.state or ("ok" if status.connected else "unreachable" if status.connected is False
+                                 else "not configured" if not status.enabled else "starting")
+        detail = f"{state}: {status.detail}" if status.detail and status.detail != state else state
+        if status.hint:
+            detail += f" — {status.hint}"
+        checks.append(Check(name, state not in FAILING_STATES, detail, state, status.hint))
+    return checks
+
+
+async def _retained_info(client: JellybitClient, timeout: float) -> InfoPayload | None:  # noqa: ASYNC109
+    try:
+        async with asyncio.timeout(timeout):
+            async for _topic, payload, _retained in client.watch(client.topics.info):
+                if payload:
+                    return InfoPayload.model_validate_json(payload)
+    except (TimeoutError, ValueError):
+        return None
+    return None
+
+
+async def check_bus(config: Config, timeout: float, services: bool = False) -> list[Check]:  # noqa: ASYNC109
+    """The broker accepts us, the worker says `online` and answers a request; with `services`, each
+    outside service as the worker's `info` reports it."""
     try:
         async with JellybitClient(config.mqtt, name="health") as client:
             checks = [Check("broker", True, config.mqtt.url)]
@@ -70,21 +107,29 @@ async def check_bus(config: Config, timeout: float) -> list[Check]:  # noqa: ASY
             online = availability.decode(errors="replace") == AVAILABILITY_ONLINE
             checks.append(Check("worker availability", online, availability.decode(errors="replace")
                                 or "nothing retained"))
+            if online:
+                from jellybit.cli.health_storage import worker_storage
+
+                checks.extend(await worker_storage(client, timeout))
             try:
                 response = await client.request(Command.LIST, {"limit": 1}, timeout=timeout)
                 checks.append(Check("worker answers", response.status == "ok",
                                     f"list answered {response.status}"))
             except NoAnswer as exc:
                 checks.append(Check("worker answers", False, str(exc)))
+            if services:
+                info = await _retained_info(client, timeout)
+                checks.extend(service_checks(info) if info is not None else
+                              [Check("services", False, "the worker published no info (is it running?)")])
             return checks
     except NoAnswer as exc:
         return [Check("broker", False, str(exc))]
 
 
-async def check_panel(config: Config, timeout: float) -> Check:  # noqa: ASYNC109
-    """The panel answers HTTP on its port (a redirect to the login page counts)."""
+async def check_panel(config: Config, timeout: float, url: str | None = None) -> Check:  # noqa: ASYNC109
+    """The panel answers HTTP on its port, or at `url` (a redirect to the login page counts)."""
     host = config.panel.host if config.panel.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{config.panel.port}/"
+    url = url or f"http://{host if ':' not in host else f'[{host}]'}:{config.panel.port}/"
     try:
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             reply = await client.get(url, follow_redirects=False)
@@ -93,23 +138,43 @@ async def check_panel(config: Config, timeout: float) -> Check:  # noqa: ASYNC10
     return Check("panel", reply.status_code < 500, f"{url} answered {reply.status_code}")
 
 
+async def check_jellyfin_libraries(config: Config) -> list[Check]:
+    """Jellyfin's libraries cover the movies and series roots with the right type (docs/jellyfin.md)."""
+    if not config.jellyfin.enabled:
+        return [Check("jellyfin libraries", False, "jellyfin is not enabled in the configuration")]
+    from jellybit.adapters.jellyfin_library import library_checks
+
+    found = await library_checks(config.jellyfin, config.paths)
+    return [Check(name, ok, detail) for name, ok, detail in found]
+
+
 async def healthcheck(config: Config, *, database: bool, bus: bool, timeout: float,  # noqa: ASYNC109
-                      panel: bool = False) -> list[Check]:
+                      panel: bool = False, panel_url: str | None = None,
+                      services: bool = False, jellyfin_libraries: bool = False) -> list[Check]:
     """Run the selected checks."""
     checks: list[Check] = []
     if database:
+        from jellybit.cli.health_storage import check_storage
+
         checks.append(await check_database(config))
+        checks.extend(check_storage(config))
     if bus:
-        checks.extend(await check_bus(config, timeout))
-    if panel:
-        checks.append(await check_panel(config, timeout))
+        checks.extend(await check_bus(config, timeout, services))
+    if panel or panel_url:
+        checks.append(await check_panel(config, timeout, panel_url))
+    if jellyfin_libraries:
+        checks.extend(await check_jellyfin_libraries(config))
     return checks
 
 
 def run_healthcheck(config: Config, *, database: bool = True, bus: bool = True, timeout: float = 5.0,
-                    as_json: bool = False, out: TextIO = sys.stdout, panel: bool = False) -> int:
+                    as_json: bool = False, out: TextIO = sys.stdout, panel: bool = False,
+                    panel_url: str | None = None, services: bool = True,
+                    jellyfin_libraries: bool = False) -> int:
     """Print the checks; 0 when all pass."""
-    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout, panel=panel))
+    checks = asyncio.run(healthcheck(config, database=database, bus=bus, timeout=timeout, panel=panel,
+                                     panel_url=panel_url, services=services,
+                                     jellyfin_libraries=jellyfin_libraries))
     healthy = all(c.ok for c in checks)
     if as_json:
         out.write(json.dumps({"healthy": healthy,

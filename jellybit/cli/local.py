@@ -151,6 +151,11 @@ def cmd_remote(args: argparse.Namespace) -> int:
     if args.remote == "add" and bool(args.source) == bool(args.torrent):
         print("jellybit: give a SOURCE or --torrent FILE (exactly one)", file=sys.stderr)
         return EXIT_USAGE
+    source = args.source if args.remote == "add" else None
+    if source and ":" not in source and (source.lower().endswith(".torrent") or Path(source).is_file()):
+        print(f"jellybit: {source} is a file: add a .torrent file with `jellybit add --torrent "
+              f"{source}` (SOURCE is a magnet link, an http(s) URL or an infohash)", file=sys.stderr)
+        return EXIT_USAGE
     return asyncio.run(run_remote(args, config))
 
 
@@ -161,7 +166,9 @@ def cmd_healthcheck(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     setup_logging("WARNING", "text", stream=sys.stderr)
     return run_healthcheck(config, database=not args.no_database, bus=not args.no_bus,
-                           timeout=args.timeout, as_json=args.json, panel=args.panel)
+                           timeout=args.timeout, as_json=args.json, panel=args.panel,
+                           panel_url=args.panel_url, services=not args.no_services,
+                           jellyfin_libraries=args.jellyfin_libraries)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -194,10 +201,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add("run", cmd_run, "run the worker")
     add("panel", cmd_panel, "run the web panel")
-    p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker (exit 0 = healthy)")
+    p = add("healthcheck", cmd_healthcheck, "check the database, broker and worker, and the services the "
+            "worker uses (exit 0 = healthy)")
     p.add_argument("--no-database", action="store_true", help="skip the database check (e.g. in the panel)")
     p.add_argument("--no-bus", action="store_true", help="skip the broker and worker checks")
     p.add_argument("--panel", action="store_true", help="also check that the panel answers HTTP")
+    p.add_argument("--panel-url", metavar="URL", help="check the panel at this URL (in compose: the "
+                   "service's name, the address its published port forwards to)")
+    p.add_argument("--no-services", action="store_true", help="skip qBittorrent, the metadata providers, "
+                   "the LLM, Jellyfin and Telegram (a container's own health check)")
+    p.add_argument("--jellyfin-libraries", action="store_true",
+                   help="also check that Jellyfin's libraries cover the movies and series roots")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the worker")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -87,6 +87,10 @@ async def recognize(config: Config, *, name: str, files: tuple[SourceFile, ...],
         "automatic": draft.automatic,
         "reasons": [asdict(r) for r in draft.reasons],
         "candidates": [{k: v for k, v in asdict(c).items() if k != "details"} for c in draft.candidates],
+        "films": [{"title": f.title, "year": f.year, "provider": f.provider, "provider_id": f.provider_id,
+                   "match": f.match_title, "match_year": f.match_year, "confidence": f.confidence,
+                   "confirmed": f.confirmed, "reasons": [asdict(r) for r in f.reasons]}
+                  for f in draft.plan.films],
         "plan": [{"source": i.source, "role": i.role.value, "season": i.season, "episodes": list(i.episodes),
                   "language": i.language, "library": i.library, "target": i.target, "status": i.status}
                  for i in plan.items],
@@ -108,6 +112,11 @@ def render(result: dict[str, Any], out: TextIO) -> None:
                   "for a pack pass --torrent FILE or --files LIST\n")
     for reason in result["reasons"]:
         out.write(f"  {'BLOCKS' if reason['blocking'] else 'note  '}  {reason['message']}\n")
+    for film in result.get("films", ()):
+        read = film["title"] + (f" ({film['year']})" if film["year"] else "")
+        match = f"{film['provider']}:{film['provider_id']} {film['match']} ({film['match_year']})" \
+            if film["provider"] else "no match"
+        out.write(f"  film  {read} -> {match}; {'sure' if film['confirmed'] else 'a human decides'}\n")
     for candidate in result["candidates"][:10]:
         mark = "*" if candidate["chosen"] else " "
         out.write(f"  {mark} {candidate['provider']}:{candidate['provider_id']}  {candidate['title']} "

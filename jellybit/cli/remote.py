@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from jellybit.cli.ids import IdNotFound, resolve_id
 from jellybit.cli.show import candidate_by_number, review_block
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
@@ -21,6 +22,7 @@ from jellybit.protocol import (
     Command,
     DownloadDetail,
     DownloadPayload,
+    JellyfinPayload,
     ListPage,
     Response,
     TitleGroup,
@@ -83,6 +85,15 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(parts) or "-"
 
 
+def jellyfin_words(state: JellyfinPayload) -> str:
+    """Whether Jellyfin lists the download, in words: the link, the wait, or what to check."""
+    if state.status == "found":
+        return f"in Jellyfin: {state.url or state.item_id}"
+    if state.status == "pending":
+        return "laid out; waiting for Jellyfin to list it"
+    return f"not in Jellyfin yet ({state.status}): {state.note or 'no reason recorded'}"
+
+
 def format_detail(data: DownloadDetail) -> str:
     """A readable block for `show`: the download, then the decision (cli/show.py), then the timeline."""
     download = data.download
@@ -95,6 +106,8 @@ def format_detail(data: DownloadDetail) -> str:
     lines.append(f"  size: {_human_size(download.size)}")
     if download.error:
         lines.append(f"  error: {download.error.code}: {download.error.message}")
+    if download.jellyfin is not None:
+        lines.append(f"  jellyfin: {jellyfin_words(download.jellyfin)}")
     lines.append("")
     lines.extend(review_block(data))
     if data.timeline:
@@ -180,6 +193,8 @@ def build_request(args: argparse.Namespace) -> tuple[Command, dict[str, Any]]:
         }.items() if v is not None}
         if overrides:
             payload["overrides"] = overrides
+    elif command == "upgrade":
+        payload["choice"] = args.choice.replace("-", "_")
     elif command == "refine":
         payload["hint"] = args.hint
     elif command == "reject" and args.reason:
@@ -233,6 +248,12 @@ async def run_remote(args: argparse.Namespace, config: Config, out: TextIO = sys
         return EXIT_USAGE
     try:
         async with JellybitClient(config.mqtt, name="cli") as client:
+            if "id" in payload and command is not Command.ADD:
+                try:
+                    payload["id"] = await resolve_id(client, str(payload["id"]), args.timeout)
+                except IdNotFound as exc:
+                    sys.stderr.write(f"jellybit: {exc}\n")
+                    return EXIT_USAGE
             if command is Command.APPLY and str(payload.get("candidate_id") or "").isdigit():
                 # `--candidate N` is the N-th candidate as `show` numbers them.
                 number = int(payload["candidate_id"])
@@ -284,7 +305,7 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--offset", type=int, default=0)
     p = add("show", "show one download with its timeline and recognition")
-    p.add_argument("id")
+    p.add_argument("id", help="its id, or the start of it")
     add("titles", "list the computed titles")
     p = add("notify", "tell the worker qBittorrent finished a torrent (qBittorrent's completion hook)")
     p.add_argument("hash", nargs="?", help="the torrent's infohash (qBittorrent's %%I)")
@@ -295,6 +316,11 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p.add_argument("--title", help="override the title")
     p.add_argument("--year", type=int, help="override the year")
     p.add_argument("--season", type=int, help="override the season")
+    p = add("upgrade", "answer a review's better-copy question: keep both, replace, or skip")
+    p.add_argument("id")
+    p.add_argument("choice", choices=["keep-both", "replace", "skip", "keep_both"],
+                   help="keep-both: a Jellyfin version beside it; replace: the old library link goes "
+                        "(undo brings it back; its download stays); skip: lay nothing of this copy")
     p = add("refine", "add a hint and recognize again")
     p.add_argument("id")
     p.add_argument("hint")

@@ -17,11 +17,13 @@ from jellybit.protocol import (
     PlanItemPayload,
     Provider,
     ReasonPayload,
+    RecognitionDetail,
     State,
     TransitionRow,
 )
 
 MAX_PLAN_ROWS = 60
+MAX_NAMED = 5                   # candidates named in the apply hint
 PROVIDERS = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
 LIVE = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
@@ -107,18 +109,37 @@ def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:
     for row in rows[:MAX_PLAN_ROWS]:
         library = f"{row.library}/" if row.library else ""
         target = f"{library}{row.target}" if row.target else "not laid out"
-        mark = f"  [{row.status}]" if row.status in ("collision", "skipped", "copied") else ""
+        mark = f"  [{row.status}]" if row.status in ("collision", "skipped", "copied", "held") else ""
         lines.append(f"  {row.source} → {target}{mark}")
     if len(rows) > MAX_PLAN_ROWS:
         lines.append(f"  … and {len(rows) - MAX_PLAN_ROWS} more (--json lists them all)")
     return lines
 
 
-def next_commands(download_id: str, state: State | str, candidates: int) -> list[str]:
-    """What to run next for a download in this state."""
+def _short(item: CandidatePayload) -> str:
+    year = item.first_year or item.year
+    return f"{item.title or '?'}" + (f" ({year})" if year else "")
+
+
+def next_commands(download_id: str, state: State | str,
+                  candidates: Sequence[CandidatePayload] = (), *, upgrade: bool = False) -> list[str]:
+    """What to run next for a download in this state (the apply line names the candidates it means;
+    `upgrade`: its review asks about a better copy)."""
+    if state == State.REVIEW and upgrade:
+        return [f"jellybit upgrade {download_id} keep-both     # lay it beside the copy in the library",
+                f"jellybit upgrade {download_id} replace       # the old library link goes (undo: back)",
+                f"jellybit upgrade {download_id} skip          # lay nothing of this copy",
+                f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
     if state == State.REVIEW:
-        chosen = " --candidate 1" if candidates else " --title 'Title' --year YYYY"
-        return [f"jellybit apply {download_id}{chosen}     # lay it out (numbers as listed above)",
+        if candidates:
+            shown = [f"{n} = {_short(item)}" for n, item in enumerate(candidates[:MAX_NAMED], 1)]
+            more = f", … {len(candidates)}" if len(candidates) > MAX_NAMED else ""
+            apply = (f"jellybit apply {download_id} --candidate N     # lay it out as candidate N: "
+                     + "; ".join(shown) + more)
+        else:
+            apply = (f"jellybit apply {download_id} --type movie|series --title 'Title' --year YYYY     "
+                     "# lay it out as you name it (no candidate was found)")
+        return [apply,
                 f"jellybit refine {download_id} 'a hint, e.g. the 2014 series'     # recognize again",
                 f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
     if state in (State.DONE, State.ORPHANED):
@@ -141,8 +162,15 @@ def review_block(data: DownloadDetail) -> list[str]:
         for reason in reasons:
             kind = "blocks" if reason.blocking else "note"
             lines.append(f"  [{kind}] {_sentence(reason.message or reason.meaning or '')}")
+    held = [row for row in (recognition.plan if recognition else []) if row.status == "held"
+            and row.role == "video"]
+    if held and state is State.REVIEW:
+        lines.append("Already in your library:")
+        lines.extend(f"  {row.source}: {row.note}" for row in held)
     candidates = recognition.candidates if recognition else []
-    if candidates and state is State.REVIEW:
+    if recognition is not None and recognition.films:
+        lines.extend(films_block(recognition, review=state is State.REVIEW))
+    elif candidates and state is State.REVIEW:
         lines.append("Candidates (apply one with --candidate N):")
         for number, item in enumerate(candidates, 1):
             lines.extend(_candidate(number, item, recognition.recommended if recognition else None))
@@ -156,10 +184,29 @@ def review_block(data: DownloadDetail) -> list[str]:
         lines.append("In the library:")
         lines.extend(f"  {link.target}" + ("" if link.status is LinkStatus.LINKED else f"  [{link.status}]")
                      for link in links)
-    commands = next_commands(download.id, state, len(candidates))
+    commands = next_commands(download.id, state, candidates, upgrade=bool(held))
     if commands:
         lines.append("Next:")
         lines.extend(f"  {command}" for command in commands)
+    return lines
+
+
+def films_block(recognition: RecognitionDetail, *, review: bool) -> list[str]:
+    """A movie pack film by film: its match, how sure, its reasons and (in review) its candidates."""
+    lines = ["Films (each matched on its own; --candidate N decides the film it is listed under):"]
+    numbered = list(enumerate(recognition.candidates, 1))
+    for film in recognition.films:
+        match = _titled(film.match_title, film.match_year) if film.match_title else "no match"
+        where = f" · {film.provider} {film.provider_id}" if film.provider else ""
+        sure = "sure" if film.confirmed else "needs a human"
+        confidence = f", confidence {film.confidence:.2f}" if film.confidence is not None else ""
+        lines.append(f"  {_titled(film.title, film.year)} → {match}{where}  [{sure}{confidence}]")
+        for reason in ordered_reasons(film.reasons):
+            lines.append(f"     [{'blocks' if reason.blocking else 'note'}] {_sentence(reason.message)}")
+        if review and not film.confirmed:
+            for number, item in numbered:
+                if item.film == film.key:
+                    lines.extend("  " + line for line in _candidate(number, item, recognition.recommended))
     return lines
 
 

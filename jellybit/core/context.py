@@ -164,7 +164,9 @@ def _counted(word_kind: str, short: str) -> tuple[re.Pattern[str], ...]:
                          rf"(?:{_ordinal('n')})\s+(?:{word})", rf"(?:{word})\s+(?:{_ordinal('m')})", short)
 
 
-_SEASON = _counted("season", r"s(?P<short>\d{1,4})(?:\s*e(?P<episode>\d{1,5}))?")
+# `S2E1-10 of 10` (a tracker's title): season 2 and a range of its episodes, not episode 1
+_SEASON = _counted("season", r"s(?P<short>\d{1,4})(?:\s*e(?P<episode>\d{1,5})"
+                   r"(?P<range>\s*-\s*e?\d{1,5}(?:\s+(?:of|из)\s+\d{1,5})?)?)?")
 _EPISODE = _counted("episode", r"e(?P<short>\d{1,5})")
 _YEAR = _compile_each(rf"(?P<y>1[89]\d\d|2[0-2]\d\d)(?:\s*(?:{_YEAR_WORD}))?",
                       rf"(?:{_YEAR_WORD})\s*(?P<y>1[89]\d\d|2[0-2]\d\d)")
@@ -258,7 +260,7 @@ def _numbered(text: str, hit: Callable[..., _Hit]) -> Iterator[_Hit]:
     for m in _each(_SEASON, text):
         season = _number(m)
         found: list[tuple[str, str | int]] = [("season", season)] if season is not None else []
-        if m.groupdict().get("episode"):
+        if m.groupdict().get("episode") and not m.groupdict().get("range"):
             found.append(("episode", int(m.group("episode"))))
         yield hit(m, 2, *found)
     for m in _each(_EPISODE, text):

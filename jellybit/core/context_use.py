@@ -7,17 +7,20 @@ and the LLM (docs/recognition.md, "Context and hints").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from jellybit.core.context import ContextReading, Finding, read_context
+from jellybit.core.context_words import TERMS
 from jellybit.core.numbering import FileOverride, Overrides
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.reasons import reason
 from jellybit.core.records import Candidate, Reason
 from jellybit.core.release import Release
 from jellybit.core.titles import normalize_title, transliterate
+from jellybit.core.word_match import matches, name_keys, who
 
 MAX_WORDS_SHOWN = 12
 # Which reading field a finding sets (provider, provider_id and provider_kind travel together).
@@ -54,10 +57,12 @@ class Stated:
         return bool(self.reading.provider_id or self.reading.imdb)
 
     def reasons(self, names: Iterable[str], llm_read: bool, unused_ids: Iterable[str], torrent: Release,
-                releases: Iterable[Release], season_pinned: bool) -> list[Reason]:
+                releases: Iterable[Release], season_pinned: bool, *, people: Sequence[str] = (),
+                others: Iterable[str] = (), exact: bool = False) -> list[Reason]:
         """`context_reasons` for a recognition of this torrent and these file names."""
         return context_reasons(self, names=names, llm_read=llm_read, unused_ids=unused_ids,
-                               named_seasons=named_seasons(torrent, releases), season_pinned=season_pinned)
+                               named_seasons=named_seasons(torrent, releases), season_pinned=season_pinned,
+                               people=people, others=others, exact=exact)
 
     def numbering(self, torrent: Release, releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
                   overrides: Overrides) -> tuple[Release, Mapping[str, LlmFileAnswer]]:
@@ -70,7 +75,8 @@ class Stated:
         if season is None or overrides.season is not None:
             return torrent, llm
         unnamed = {p for p, r in releases.items() if r.season is None or r.season_assumed}
-        return replace(torrent, season=season), {p: replace(f, season=None) if p in unnamed else f
+        return replace(torrent, season=season, seasons=(season,), season_assumed=False), {
+            p: replace(f, season=None) if p in unnamed else f
                                                  for p, f in llm.items()}
 
     def source(self, name: str) -> Said | None:
@@ -147,19 +153,41 @@ def _kept(stated: Stated, index: int, finding: Finding) -> bool:
         stated.saids[index].reading, name)
 
 
+# Kinds of word that, unread, could change the decision: numbers (`вторая`), negations, season,
+# episode, year, type and country words, and words that pick another film of a series.
+_DECIDING_KINDS = ("number", "negation", "season", "episode", "year", "media", "country")
+_SEQUEL = (r"parts?|sequel|prequel|remake|original|част\w*|продолжени\w*|сиквел\w*|приквел\w*|ремейк\w*"
+           r"|оригинал\w*")
+_DECIDING = re.compile("|".join([*(f"(?:{t.pattern})" for t in TERMS if t.kind in _DECIDING_KINDS),
+                                 _SEQUEL]), re.IGNORECASE)
+
+
+def _could_decide(word: str, others: frozenset[str]) -> bool:
+    """A number, season, type, year or country word, or another candidate's title may change the decision."""
+    if any(c.isdigit() for c in word) or _DECIDING.fullmatch(word.strip(".,;:!?«»\"'()").casefold()):
+        return True
+    return bool(others) and matches(word, others)
+
+
 def context_reasons(stated: Stated, *, names: Iterable[str], llm_read: bool,
                     unused_ids: Iterable[str] = (), named_seasons: Iterable[int] = (),
-                    season_pinned: bool = False) -> list[Reason]:
-    """`context_read` (what the words said), `context_unused` and `context_season`.
+                    season_pinned: bool = False, people: Sequence[str] = (), others: Iterable[str] = (),
+                    exact: bool = False) -> list[Reason]:
+    """`context_read` (what the words said), `context_unused`, `context_note` and `context_season`.
 
-    `names`: the release name and every recognized or candidate title; a word found in them
-    confirms them and counts as used. `llm_read`: an LLM answered and so read every word.
-    `unused_ids`: `provider` / `imdb` when the stated id picked no candidate (its words are unused).
-    `named_seasons`: the seasons the torrent and file names carry.
+    `names`: the release name and the recognized and chosen titles; a word found in them confirms
+    them and counts as used, and so does a word naming one of the chosen work's `people` (cast and
+    crew, in any script or Russian case). `others`: the other candidates' names, which a word must
+    not name unnoticed. `llm_read`: an LLM answered and so read every word. `unused_ids`: `provider`
+    / `imdb` when the stated id picked no candidate. `named_seasons`: the seasons the torrent and
+    file names carry. `exact`: the name evidence is exact and nothing contradicts it; then a word
+    that matches nothing and could not change the decision is a note, not a blocker.
     """
     missed = set(unused_ids)
     known = _tokens(names)
-    read_parts, unused_parts = [], []
+    people_keys = name_keys(people)
+    other_keys = name_keys(others) - name_keys(names)
+    read_parts, unused_parts, note_parts = [], [], []
     for index, said in enumerate(stated.saids):
         shown, left = [], list(said.reading.unused)
         for finding in said.reading.found:
@@ -172,17 +200,28 @@ def context_reasons(stated: Stated, *, names: Iterable[str], llm_read: bool,
                 left.append(finding.words)
             shown.append(text)
         shown = list(dict.fromkeys(shown))
+        left = [w for w in dict.fromkeys(left) if not _confirmed(w, known)]
+        named = [(w, who(w, people)) for w in left if not _could_decide(w, other_keys)
+                 and matches(w, people_keys)]
+        shown += [f"“{w}” names {person} of the chosen work" for w, person in named]
+        left = [w for w in left if w not in {w for w, _ in named}]
+        blocking = [w for w in left if not exact or _could_decide(w, other_keys)]
         if shown:
             more = f" and {len(shown) - MAX_WORDS_SHOWN} more" if len(shown) > MAX_WORDS_SHOWN else ""
             read_parts.append(f"from {said.who}: " + ", ".join(shown[:MAX_WORDS_SHOWN]) + more)
-        left = [w for w in dict.fromkeys(left) if not _confirmed(w, known)]
-        if left:
-            unused_parts.append(f"these words of {said.who} were not used: {_shown(left)}")
+        if blocking:
+            unused_parts.append(f"these words of {said.who} were not used: {_shown(blocking)}")
+        if len(blocking) < len(left):
+            quiet = [w for w in left if w not in blocking]
+            note_parts.append(f"these words of {said.who} matched nothing and could not change the "
+                              f"decision: {_shown(quiet)}")
     found: list[Reason] = []
     if read_parts:
         found.append(reason("context_read", "; ".join(read_parts)))
     if unused_parts and not llm_read:
         found.append(reason("context_unused", "; ".join(unused_parts)))
+    if note_parts and not llm_read:
+        found.append(reason("context_note", "; ".join(note_parts)))
     seasons = set(named_seasons)
     season = stated.reading.season
     source = stated.source("season")

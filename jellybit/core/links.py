@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import NamedTuple
+
+from jellybit.core.sanitize import is_within
 
 # Jellyfin episode codes as naming writes them: S01E02, S01E01-E03, S01E01E02.
 _EPISODE_RE = re.compile(r"\bS(\d{1,4})E(\d{1,4})((?:-?E\d{1,4})*)", re.IGNORECASE)
@@ -22,6 +27,7 @@ class LinkStatus(StrEnum):
     COLLISION = "collision"      # a different file holds the target
     SKIPPED = "skipped"          # merge top-up: the episode is already present as another file
     SUPERSEDED = "superseded"    # a newer batch owns this path now
+    REPLACED = "replaced"        # a better copy of the same work took its place; undo brings it back
     REMOVED = "removed"          # undone or rolled back
 
 
@@ -55,6 +61,7 @@ class NewLink(NamedTuple):
     status: LinkStatus = LinkStatus.PENDING
     dst_ino: int | None = None   # known up front for targets already there (status exists)
     message: str | None = None
+    replaces: int | None = None  # id of another download's live row whose library file this replaces
 
 
 @dataclass(frozen=True)
@@ -136,3 +143,13 @@ def episode_numbers(name: str) -> list[tuple[int, int]]:
     last = max([first, *more])
     episodes = range(first, last + 1) if last - first < _MAX_RANGE else [first, *more]
     return [(season, e) for e in episodes]
+
+
+def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
+    """The title folder (root + first component) holding a link, or None outside every root."""
+    path = PurePosixPath(dst_path)
+    for root in roots:
+        base = PurePosixPath(os.path.normpath(root))
+        if is_within(base, path) and len(path.relative_to(base).parts) >= 2:
+            return str(base / path.relative_to(base).parts[0])
+    return None

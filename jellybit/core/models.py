@@ -46,6 +46,11 @@ class Download:
     retried_at: str | None = None
     defer_until: str | None = None
     settled_at: str | None = None
+    jellyfin_status: str | None = None   # core/jellyfin.Confirmation; None = Jellyfin was never asked
+    jellyfin_item_id: str | None = None
+    jellyfin_url: str | None = None
+    jellyfin_note: str | None = None
+    jellyfin_checked_at: str | None = None
 
     def hashes(self) -> set[str]:
         """Return the set of infohash values."""

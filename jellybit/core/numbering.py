@@ -9,11 +9,12 @@ from typing import Any
 
 from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
+from jellybit.core.editions import edition_label
 from jellybit.core.languages import language_code
-from jellybit.core.names import source_ext
+from jellybit.core.names import source_ext, source_name
 from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.records import PlanItem, Reason, Role
-from jellybit.core.release import Release
+from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import normalize_title
 
 MAX_SEASON = 3000            # year-numbered seasons (S2024) exist; 10,000 does not
@@ -31,6 +32,8 @@ class FileOverride:
     role: Role | None = None
     language: str | None = None
     flags: tuple[str, ...] | None = None     # None: not pinned; () pins "no flags"
+    provider: str | None = None              # movie packs: the film this video is
+    provider_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
             role=Role(role) if role in {r.value for r in Role} else None,
             language=language_code(value.get("language"), any_code=True),
             flags=tuple(f for f in TRACK_FLAGS if f in flags) if isinstance(flags, list | tuple) else None,
+            **_pinned_work(value),
         )
     media = raw.get("media_type")
     provider = raw.get("provider")
@@ -85,6 +89,13 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         season=_int(raw.get("season"), 0, MAX_SEASON),
         files=files,
     )
+
+
+def _pinned_work(value: Mapping[str, Any]) -> dict[str, str]:
+    provider, provider_id = value.get("provider"), _text(value.get("provider_id"), 32)
+    if provider in ("tmdb", "tvdb", "tvmaze", "imdb") and provider_id:
+        return {"provider": provider, "provider_id": provider_id}
+    return {}
 
 
 def apply_roles(items: Sequence[PlanItem], overrides: Overrides) -> list[PlanItem]:
@@ -117,6 +128,15 @@ def map_absolute(numbers: Sequence[int], counts: Mapping[int, int]) -> tuple[int
     return seasons.pop(), tuple(e for _, e in placed)
 
 
+def _beyond_first_season(parsed: Release | None, season: int | None, default: int | None,
+                         episodes: tuple[int, ...], counts: Mapping[int, int] | None) -> bool:
+    """An episode number with an assumed season that season 1 of the provider cannot hold."""
+    if parsed is None or not parsed.season_assumed or season is not None or default is not None:
+        return False
+    first = counts.get(1) if counts else None
+    return bool(first and episodes and max(episodes) > first)
+
+
 @dataclass
 class SeriesNumbering:
     """The outcome of numbering a series' videos: items plus what the numbering had to assume."""
@@ -135,7 +155,8 @@ def number_series(
     counts: Mapping[int, int] | None,
 ) -> SeriesNumbering:
     """Season/episodes for every video: pinned > parser (the LLM must agree) > LLM > absolute mapping."""
-    default_season = overrides.season if overrides.season is not None else torrent.single_season
+    named_default = None if torrent.season_assumed else torrent.single_season
+    default_season = overrides.season if overrides.season is not None else named_default
     numbered: dict[str, tuple[int | None, tuple[int, ...], str | None]] = {}
     assumed, mapped, disagree = [], [], []
     for item in items:
@@ -161,6 +182,9 @@ def number_series(
             elif not air_date:
                 season = answer.season if answer.season is not None and overrides.season is None else season
                 episodes, absolute = tuple(answer.episodes), ()
+        if _beyond_first_season(parsed, season, default_season, episodes, counts):
+            # `Show.E0987`: no season is named and season 1 is too short, so the number is absolute
+            episodes, absolute = (), episodes
         if not episodes and absolute:
             spot = map_absolute(absolute, counts) if counts and overrides.season is None else None
             if spot is not None:
@@ -206,10 +230,19 @@ def number_series(
 
 
 def film_key(release: Release | None, answer: LlmFileAnswer | None) -> tuple[str, int | None] | None:
-    """Which film a video is, as (normalized title, year); the LLM's work title wins when it has one."""
+    """Which film a video is, as (normalized title, year); the LLM's work title wins when it has one.
+
+    The file's own name comes before its path: in `Sci-Fi.Classics/Solaris.mkv` and
+    `Sci-Fi.Classics/Dune.mkv` the folder names the pack, the files the films.
+    """
     if answer is not None and answer.work_title:
         return normalize_title(answer.work_title), answer.work_year
-    if release is None or not release.title:
+    if release is None:
+        return None
+    own = parse_release(source_name(release.name)) if "/" in release.name else release
+    if own.title and own.media_type in (None, "movie") and not own.episodes:
+        return normalize_title(own.title), own.year
+    if not release.title:
         return None
     return normalize_title(release.title), release.year
 
@@ -243,12 +276,36 @@ def plan_film(
              or (releases[i.source].part if i.source in releases else None) for i in chosen]
     if all(parts) and len(set(parts)) == len(parts):
         return {i.source: i.with_(part=p) for i, p in zip(chosen, parts, strict=True)}
-    labels = [releases[i.source].screen_size if i.source in releases else None for i in chosen]
-    if all(labels) and len(set(labels)) == len(labels):
-        return {i.source: i.with_(version=label) for i, label in zip(chosen, labels, strict=True)}
+    sizes = [releases[i.source].screen_size if i.source in releases else None for i in chosen]
+    labels = version_labels([_edition(releases.get(i.source), llm.get(i.source)) for i in chosen], sizes)
     counts = Counter(labels)
-    return {i.source: i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
+    # Jellyfin takes a file named exactly like its folder as one more version: one may go unlabelled.
+    bare = counts[None] == 1 and all(n == 1 for n in counts.values())
+    return {i.source: i if label is None and bare else
+            i.with_(note="unmapped") if counts[label] > 1 or not label else i.with_(version=label)
             for i, label in zip(chosen, labels, strict=True)}
+
+
+def _edition(release: Release | None, answer: LlmFileAnswer | None) -> str | None:
+    """The names' edition; the LLM's only where the names state none."""
+    return (release.edition if release else None) or (answer.edition if answer else None)
+
+
+def version_labels(editions: Sequence[str | None], resolutions: Sequence[str | None]) -> list[str | None]:
+    """Jellyfin version labels: the edition first, the resolution second, and only when needed.
+
+    A video's edition alone names it when no other video has that edition; a resolution is added
+    where two share it (`Directors Cut 2160p`), and a video without an edition is named by its
+    resolution (`2160p`). A label that is still not unique, or empty, leaves the video unmapped.
+    """
+    shared = Counter(editions)
+    labels: list[str | None] = []
+    for edition, resolution in zip(editions, resolutions, strict=True):
+        words = [edition_label(edition)] if edition else []
+        if resolution and (not edition or shared[edition] > 1):
+            words.append(resolution)
+        labels.append(" ".join(w for w in words if w) or None)
+    return labels
 
 
 # ------------------------------------------------------------------------------------------- the LLM's roles

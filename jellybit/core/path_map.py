@@ -29,14 +29,19 @@ def translate_path(path: str, path_map: Iterable[PathMapping]) -> str:
     `/downloads` maps `/downloads` and `/downloads/x`, never `/downloadsX`. Unmapped paths come back
     unchanged.
     """
+    return translate_prefixes(path, ((m.qbittorrent, m.local) for m in path_map))
+
+
+def translate_prefixes(path: str, pairs: Iterable[tuple[str, str]]) -> str:
+    """`translate_path` over plain (theirs, local) prefix pairs: longest match, whole components only."""
     best: tuple[str, str] | None = None
-    for mapping in path_map:
-        prefix = _strip(mapping.qbittorrent)
+    for theirs, local in pairs:
+        prefix = _strip(theirs)
         if not prefix:
             continue
         longer = best is None or len(prefix) > len(best[0])
         if longer and is_within(PurePosixPath(prefix), PurePosixPath(path), or_equal=True):
-            best = (prefix, _strip(mapping.local))
+            best = (prefix, _strip(local))
     if best is None:
         return path
     prefix, local = best

@@ -8,7 +8,15 @@ from typing import Any, Protocol
 
 from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
-from jellybit.core.records import Candidate, Plan, Reason, Recognition, RecognitionDraft, SourceFile
+from jellybit.core.records import (
+    Candidate,
+    MediaType,
+    Plan,
+    Reason,
+    Recognition,
+    RecognitionDraft,
+    SourceFile,
+)
 from jellybit.core.store_records import ReconcileItem
 
 # ---------------------------------------------------------------- qBittorrent
@@ -207,6 +215,9 @@ class Layouter(Protocol):
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
         """Lay out the recognition's plan as one crash-safe batch."""
 
+    def check_library(self, media_type: MediaType) -> None:
+        """Raise the `StorageFault` of the library a media type goes to (full, read-only, unmounted)."""
+
     async def undo(self, download: Download) -> UndoResult:
         """Remove this download's surplus links (never the last copy)."""
 
@@ -262,6 +273,7 @@ class LlmFileAnswer:
     language: str | None = None
     work_title: str | None = None            # movie packs: which film this file is
     work_year: int | None = None
+    edition: str | None = None               # movies: Director's Cut, Extended … (normalized)
     flags: tuple[str, ...] = ()              # only from a previous recognition (the LLM is not asked)
 
 
@@ -310,3 +322,10 @@ class MetadataProvider(Protocol):
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """Return one candidate with details (seasons -> episode counts for series)."""
+
+
+class AirDates(Protocol):
+    """Optional on a MetadataProvider: which episodes of a series aired on given dates (daily shows)."""
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """Each date -> the (season, episode) pairs the provider lists as aired that day."""

@@ -64,6 +64,8 @@ it once, with episodes either one number per file in the listed order or empty.
 featurettes, behind the scenes, deleted scenes, interviews, scenes, shorts, clips, other.
 - language: ISO 639-1 code for subtitle and audio files, when the name tells it.
 - work_title/work_year: for packs of several movies, which film this file is.
+- edition: for a movie file that is one cut of the film (Director's Cut, Extended, Theatrical, \
+Unrated, IMAX, Remastered …), as the name says; null when the name names none.
 - notes: one short sentence if something is uncertain, else null.
 Answer with a single JSON object and nothing else."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jellybit.core.records import Reason
+from jellybit.core.storage import LIBRARY_CODES
+from jellybit.core.storage import MEANINGS as STORAGE_MEANINGS
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,11 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("no_title", 1.0, True, "neither the release name nor the LLM gives a title"),
     Penalty("llm_unavailable", 0.0, False, "the LLM is set up but could not be asked; decided without it"),
     Penalty("context_read", 0.0, False, "what the context and hints stated, and the words it came from"),
-    Penalty("context_unused", 0.0, True, "words of the context or hints were not used and no LLM read them"),
+    Penalty("context_unused", 0.0, True, "words of the context or hints that could change the decision were "
+            "not used and no LLM read them"),
     Penalty("context_season", 0.0, True, "the context or a hint names another season than the file names"),
+    Penalty("context_note", 0.0, False, "words of the context matched nothing but could not change the "
+            "decision; shown, not used"),
     Penalty("llm_answer_dropped", 0.0, False, "parts of the LLM's answer named missing files or bad values"),
     Penalty("llm_type", 0.20, False, "the parser and the LLM disagree on movie vs series"),
     Penalty("llm_title", 0.15, False, "the parser and the LLM disagree on the title"),
@@ -56,9 +61,15 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("seasons_unknown", 0.05, False, "the provider gave no episode counts to check against"),
     Penalty("season_assumed", 0.05, False, "no season in the names; season 1 assumed"),
     Penalty("absolute_mapped", 0.05, False, "absolute numbers were mapped onto the provider's seasons"),
+    Penalty("numbering_conflict", 0.40, True, "the file name and its folder number a video differently "
+            "and the provider's data does not settle which is right"),
+    Penalty("air_date_unlisted", 0.30, True, "a video named by air date has no single episode aired that "
+            "day at the provider"),
     Penalty("unmapped_video", 0.40, True, "a video file has no season/episode (or film) assigned"),
     Penalty("duplicate_episode", 0.40, True, "two video files claim the same episode"),
-    Penalty("movie_pack", 0.0, True, "several films in one torrent are confirmed by a human once"),
+    Penalty("movie_pack", 0.0, False, "several films in one torrent, each matched on its own"),
+    Penalty("film_uncertain", 0.0, True, "a film of a movie pack is not matched surely; a human decides that "
+            "film, the sure ones stay as matched"),
     Penalty("unattached_track", 0.0, False, "a subtitle or audio file matches no video and is left out"),
     Penalty("subtitle_language_unknown", 0.0, False, "a subtitle's language is in neither its name, the "
             "LLM's answer nor (readably) its text; it is linked without a language tag"),
@@ -76,7 +87,16 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     Penalty("collision", 0.0, True, "a different file already holds a target path"),
     Penalty("target_collision", 0.0, True, "two files of the plan would get the same target"),
     Penalty("unplaced_file", 0.0, True, "a video of the plan has no target"),
+    Penalty("better_copy", 0.0, True, "this film or episode is already in the library as another "
+            "download's file: keep both, replace it, or skip this copy"),
+    Penalty("copy_kept", 0.0, False, "kept beside the copy already in the library, as a Jellyfin version"),
+    Penalty("copy_replaced", 0.0, False, "replaces the worse copy already in the library (undo brings "
+            "it back)"),
+    Penalty("copy_skipped", 0.0, False, "not laid out: the copy already in the library is as good or "
+            "better"),
     Penalty("unplaced_track", 0.0, False, "a subtitle, audio or extra file has no target and is left out"),
+    # the library's disk (core/storage.py): laid out again by Apply once it is fixed
+    *(Penalty(code.value, 0.0, True, STORAGE_MEANINGS[code]) for code in sorted(LIBRARY_CODES)),
 )}
 
 

@@ -94,11 +94,36 @@ class PlanItem:
 
 
 @dataclass(frozen=True)
+class Film:
+    """One film of a movie pack, matched on its own: what was read, what it is, and how sure that is."""
+
+    key: str                             # its first video's source path: names the film in the download
+    title: str                           # the title read (the names or the LLM)
+    year: int | None = None
+    sources: tuple[str, ...] = ()        # its videos
+    provider: str | None = None          # the match (None: nothing found)
+    provider_id: str | None = None
+    match_title: str | None = None
+    match_year: int | None = None
+    confidence: float | None = None
+    recommendation: Recommendation = Recommendation.NONE
+    reasons: tuple[Reason, ...] = ()
+    candidates: tuple[str, ...] = ()     # `provider:provider_id` of its candidates (the recognition has them)
+
+    @property
+    def confirmed(self) -> bool:
+        """Matched strongly enough to be laid out without a human."""
+        return (self.recommendation is Recommendation.STRONG and self.provider is not None
+                and self.provider_id is not None and not any(r.blocking for r in self.reasons))
+
+
+@dataclass(frozen=True)
 class Plan:
     """Every source file of a download, in source order."""
 
     items: tuple[PlanItem, ...] = ()
     folder: str | None = None            # the title folder (relative to the library root)
+    films: tuple[Film, ...] = ()         # a movie pack's films, each matched on its own
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, no whitespace variance) for the store and the wire."""
@@ -113,8 +138,8 @@ class Plan:
                     works[id(work)] = {name: getattr(work, name) for name in _WORK_FIELDS}
                 data["work"] = works[id(work)]
             items.append(data)
-        return json.dumps({"folder": self.folder, "items": items}, sort_keys=True, ensure_ascii=False,
-                          separators=(",", ":"))
+        data = {"folder": self.folder, "items": items, "films": [_film_json(f) for f in self.films]}
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | None) -> Plan:
@@ -140,11 +165,26 @@ class Plan:
             if raw.keys() - _ITEM_DEFAULTS.keys() or not _ITEM_REQUIRED <= raw.keys():
                 raise TypeError(f"not a plan item: fields {sorted(raw)}")
             items.append(build(PlanItem, [raw[n] if n in raw else _ITEM_DEFAULTS[n] for n in _ITEM_FIELDS]))
-        return cls(items=tuple(items), folder=data.get("folder"))
+        films = tuple(_film_from(f) for f in data.get("films", ()))
+        return cls(items=tuple(items), folder=data.get("folder"), films=films)
 
     def videos(self) -> list[PlanItem]:
         """Return the video items."""
         return [i for i in self.items if i.role is Role.VIDEO]
+
+
+def _film_json(film: Film) -> dict[str, Any]:
+    data = {f.name: getattr(film, f.name) for f in fields(Film)}
+    data["reasons"] = [{f.name: getattr(r, f.name) for f in fields(Reason)} for r in film.reasons]
+    data["sources"], data["candidates"] = list(film.sources), list(film.candidates)
+    return data
+
+
+def _film_from(raw: dict[str, Any]) -> Film:
+    return Film(**{**raw, "sources": tuple(raw.get("sources", ())),
+                   "candidates": tuple(raw.get("candidates", ())),
+                   "recommendation": Recommendation(raw.get("recommendation", "none")),
+                   "reasons": tuple(Reason(**r) for r in raw.get("reasons", ()))})
 
 
 _ITEM_FIELDS = tuple(f.name for f in fields(PlanItem))
@@ -202,10 +242,12 @@ class RecognitionDraft:
     @property
     def automatic(self) -> bool:
         """Only the strongest recommendation with a confirmed match and no blocker is automatic."""
+        # A movie pack has no one work: it is automatic when every film of it is confirmed.
+        matched = (self.provider is not None and self.provider_id is not None) or (
+            bool(self.plan.films) and all(f.confirmed for f in self.plan.films))
         return (
             self.recommendation is Recommendation.STRONG
-            and self.provider is not None
-            and self.provider_id is not None
+            and matched
             and not any(r.blocking for r in self.reasons)
         )
 

@@ -13,6 +13,7 @@ from typing import Any
 from guessit import guessit
 
 from jellybit.core import release_fixes as fixes
+from jellybit.core.editions import with_edition
 from jellybit.core.release_input import (
     MAX_PARSE_CHARS,
     PACK_CALL_BUDGET,
@@ -62,6 +63,7 @@ class Release:
     corrections: tuple[str, ...] = ()        # which of Jellybit's corrections changed guessit's reading
     season_assumed: bool = False             # `season` is the convention's 1 for a season-less episode
     country: str | None = None               # ISO 3166-1 alpha-2 of a country in a series' name (`US`, `GB`)
+    edition: str | None = None               # Director's Cut, Extended, IMAX … (core/editions.py)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping: the `jellybit parse` keys first, then the rest."""
@@ -154,7 +156,7 @@ def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess:
     reading = fixes.reading_of(text, guess(text, None))
     reading = fixes.apply_all(reading, guess, disabled)
     seasons = sorted(set(reading["seasons"]))
-    return Release(
+    return with_edition(Release(
         name=name,
         media_type=_media_type(reading),
         title=_text(reading["title"]),
@@ -179,7 +181,7 @@ def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess:
         corrections=tuple(reading["corrections"]),
         season_assumed=bool(reading.get("season_assumed")) and bool(seasons),
         country=reading["country"],
-    )
+    ), text)
 
 
 # ------------------------------------------------------------------------------------------- many names

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from jellybit.core.jellyfin import Confirmation
 from jellybit.core.links import ApplyBatch, BatchStatus, FileLink, LinkStatus, LinkUpdate, NewLink, TitleGroup
 from jellybit.core.models import Download, Infohash, NewDownload, Transition
 from jellybit.core.records import Candidate, Recognition, RecognitionDraft
@@ -146,7 +147,16 @@ class LinkStore(Protocol):
         """Return the batches a crash left `open`, oldest first."""
 
     async def title_download_ids(self, provider: str, provider_id: str) -> list[str]:
-        """Return downloads of a title group: current recognition on the id, with live links."""
+        """Return downloads of a title group: current recognition on the id, with live (or replaced) links."""
+
+    async def get_batch(self, batch_id: str) -> ApplyBatch:
+        """Return one batch or raise NotFound."""
+
+    async def replaced_in_batch(self, batch_id: str) -> dict[int, FileLink]:
+        """For each row of the batch that replaces another download's row: that row (new id -> old row)."""
+
+    async def replacing_rows(self, link_ids: Sequence[int]) -> dict[int, FileLink]:
+        """For each of these rows another row replaced: the newest row that replaced it."""
 
     async def title_groups(self, roots: Sequence[str]) -> list[TitleGroup]:
         """Compute every title group with live links: members, title folders, episode coverage."""
@@ -180,5 +190,19 @@ class ViewStore(Protocol):
         """Counts per state, the review queue at `now`, the last download done, the longest waiting."""
 
 
-class StorePort(DownloadStore, RecognitionStore, LinkStore, ViewStore, Protocol):
+class JellyfinStore(Protocol):
+    """Whether Jellyfin lists a done download (adapters/store/jellyfin.py)."""
+
+    async def jellyfin_track(self, download_id: str) -> Download | None:
+        """Start confirming a done download (again); None unless it is done."""
+
+    async def jellyfin_unconfirmed(self, settled_since: str, limit: int = 200) -> list[Download]:
+        """Done downloads Jellyfin has not confirmed yet, settled at or after `settled_since`."""
+
+    async def jellyfin_record(self, download_id: str, status: Confirmation, *, item_id: str | None = None,
+                              url: str | None = None, note: str | None = None) -> tuple[Download, bool]:
+        """Record a look-up's outcome; True when what it shows changed."""
+
+
+class StorePort(DownloadStore, RecognitionStore, LinkStore, ViewStore, JellyfinStore, Protocol):
     """Everything the engine asks of the store."""

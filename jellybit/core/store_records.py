@@ -85,6 +85,11 @@ class DownloadRow(TypedDict):
     created_at: str
     updated_at: str
     settled_at: str | None
+    jellyfin_status: str | None     # core/jellyfin.Confirmation; None = Jellyfin never asked
+    jellyfin_item_id: str | None
+    jellyfin_url: str | None
+    jellyfin_note: str | None
+    jellyfin_checked_at: str | None
     infohashes: list[str]           # the hash values, sorted
     media_type: str | None          # a `MediaType` value
     title: str | None

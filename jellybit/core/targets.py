@@ -358,7 +358,8 @@ class _Layout:
         for index, item in enumerate(self.plan.items):
             if item.role in _FOLLOWERS:
                 self.place_follower(index, item)
-        folder = self.folder_of(self.work) if self.work is not None else None
+        # a movie pack has a folder per film, none for the pack
+        folder = self.folder_of(self.work) if self.work is not None and not self.plan.films else None
         plan = replace(self.plan, items=tuple(self.out), folder=folder)
         return plan
 

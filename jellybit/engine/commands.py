@@ -19,6 +19,8 @@ from jellybit import __version__, clock, ident
 from jellybit.config import WorkerConfig
 from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET, MAX_REASON_CHARS
 from jellybit.core.models import Download
+from jellybit.core.quality import UpgradeChoice
+from jellybit.core.records import MediaType, Recognition
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
@@ -47,6 +49,8 @@ from jellybit.engine.worker import Worker
 from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument, InvalidState, NotFound
 
 UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
+UPGRADE_CHOICES = tuple(c.value for c in UpgradeChoice)
+HELD = "held"            # a plan item's status while its better-copy question waits
 RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 
 
@@ -152,14 +156,55 @@ class Commands:
             recognition = await self.store.current_recognition(download.id)
             sources = {i.source for i in recognition.plan.items} if recognition else set()
             pinned = validate_overrides(overrides, sources) if overrides else {}
-            offered = {c.id for c in recognition.candidates} if recognition else set()
+            # A plain Apply cannot answer the better-copy question; another candidate or corrections
+            # may (the film was another one): the preview then decides again.
+            if recognition is not None and chosen is None and not pinned and any(
+                    i.status == HELD for i in recognition.plan.items):
+                raise InvalidArgument("a copy of this film or episode is already in the library: choose "
+                                      "keep_both, replace or skip (the upgrade command)")
+            offered = {c.id: c for c in recognition.candidates} if recognition else {}
             if chosen is not None and chosen not in offered:
                 raise NotFound(f"unknown candidate id {chosen!r} for download {download.id}")
+            # The target library's fault now, in its words, before anything changes.
+            media = pinned.get("media_type") or (offered[chosen].media_type if chosen is not None else None) \
+                or (recognition.media_type if recognition else None)
+            if media:
+                self.layouter.check_library(MediaType(media))
+            if chosen is not None and recognition is not None and recognition.plan.films:
+                stored = (await self.store.overrides(download.id)).get("files") or {}
+                pinned, left = pin_film(recognition, chosen, pinned, stored)
+                if left:
+                    # one film of a pack decided, others still unsure: recognize again with it pinned
+                    # and ask about the next; once every film is sure the pack lays itself out
+                    await self.store.set_overrides(download.id, pinned)
+                    download = await self.serial.change(
+                        download.id, State.RECOGNIZING, actor=Actor.HUMAN, expected=State.REVIEW,
+                        reason=f"apply: a film decided, {left} more to decide")
+                    self.worker.start_stage(download)
+                    return download
             if chosen is not None:
                 await self.store.choose_candidate(download.id, chosen)
             if pinned:
                 await self.store.set_overrides(download.id, pinned)
             download = await self.serial.change(download.id, State.APPLYING, reason="apply",
+                                                actor=Actor.HUMAN, expected=State.REVIEW)
+            self.worker.start_stage(download, mode="human")
+        return download
+
+    async def upgrade(self, download_id: object, *, choice: object) -> Download:
+        """review → applying: answer the better-copy question (keep_both | replace | skip) and lay out."""
+        download = await self._load(download_id)
+        if choice not in UPGRADE_CHOICES:
+            raise InvalidArgument(f"'choice' must be one of {', '.join(UPGRADE_CHOICES)}")
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            self._require(download, (State.REVIEW,), "upgrade")
+            recognition = await self.store.current_recognition(download.id)
+            if recognition is None or not any(i.status == HELD for i in recognition.plan.items):
+                raise InvalidArgument("this review asks nothing about a copy already in the library; "
+                                      "use apply")
+            await self.store.set_overrides(download.id, {"upgrade": str(choice)})
+            download = await self.serial.change(download.id, State.APPLYING, reason=f"upgrade: {choice}",
                                                 actor=Actor.HUMAN, expected=State.REVIEW)
             self.worker.start_stage(download, mode="human")
         return download
@@ -390,3 +435,20 @@ class Commands:
                                 torrents=health.torrents, version=version, api_version=api)
         return Status(version=__version__, qbittorrent=qbt,
                       reconcile=self.worker.housekeeping.reconciler.progress)
+
+
+def pin_film(recognition: Recognition, chosen: str, pinned: dict[str, Any],
+             stored: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Movie packs: a candidate chosen for one film pins that film's videos to it, beside the pins
+    already stored; returns the overrides and how many unsure films are still undecided."""
+    candidate = next(c for c in recognition.candidates if c.id == chosen)
+    film = next((f for f in recognition.plan.films if f.key == candidate.details.get("film")), None)
+    if film is None:
+        return pinned, 0
+    files = {**stored, **(pinned.get("files") or {})}
+    for source in film.sources:
+        files[source] = {**files.get(source, {}), "provider": candidate.provider,
+                         "provider_id": candidate.provider_id}
+    left = sum(1 for f in recognition.plan.films if not f.confirmed
+               and not any((files.get(s) or {}).get("provider_id") for s in f.sources))
+    return {**pinned, "files": files}, left

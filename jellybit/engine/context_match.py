@@ -1,11 +1,15 @@
-"""A provider id or IMDb id from the user's context or hints picks the match, as a pinned one does."""
+"""The user's words against the match: a stated id picks it; other words confirm it, or are weighed."""
 
 from __future__ import annotations
 
-from jellybit.core.confidence import Reading
+from collections.abc import Mapping, Sequence
+
+from jellybit.core.confidence import Reading, candidate_names
 from jellybit.core.context import ContextReading
-from jellybit.core.context_use import imdb_pick
+from jellybit.core.context_use import Stated, imdb_pick
+from jellybit.core.numbering import Overrides
 from jellybit.core.records import Candidate, MediaType, Reason
+from jellybit.core.release import Release
 from jellybit.engine.metadata_match import Match, Matcher
 
 
@@ -37,3 +41,27 @@ async def stated_pick(matcher: Matcher, stated: ContextReading, reading: Reading
     outcome.reasons = [r for r in outcome.reasons if r.code == "provider_error"]
     outcome.pick, outcome.confirmed = pick, True
     return True
+
+
+# Reasons that say the name evidence is not exact: the user's stray words may then matter.
+INEXACT = frozenset({"title_distance", "year_distance", "year_unknown", "type_mismatch", "country_mismatch",
+                     "llm_title", "llm_type", "llm_year", "llm_season"})
+
+
+def words_reasons(stated: Stated, name: str, reading: Reading, outcome: Match, llm_read: bool,
+                   unused_ids: list[str], torrent: Release, releases: Mapping[str, Release],
+                   overrides: Overrides, reasons: Sequence[Reason]) -> list[Reason]:
+    """The user's words against the chosen work: its names and people confirm, stray words are weighed."""
+    match = outcome.pick
+    chosen = candidate_names(match) if match else ()
+    names = (name, *reading.titles, *chosen)
+    if match is None:        # nothing chosen: every candidate's names may be what the words meant
+        names = (*names, *(n for c in outcome.candidates for n in candidate_names(c)))
+    others = [n for c in outcome.candidates if match is None or c.provider_id != match.provider_id
+              for n in candidate_names(c)] if match is not None else []
+    listed = match.details.get("people") if match else None
+    people = [p for p in listed or () if isinstance(p, str)]
+    exact = (match is not None and outcome.confirmed and not any(r.blocking for r in reasons)
+             and not any(r.code in INEXACT for r in reasons))
+    return stated.reasons(names, llm_read, unused_ids, torrent, releases.values(),
+                          overrides.season is not None, people=people, others=others, exact=exact)

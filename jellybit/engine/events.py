@@ -34,8 +34,8 @@ class EventKind(StrEnum):
     FAILED = "failed"
     PROGRESS = "progress"                  # progress / speed / ETA / torrent state changed
     DOWNLOAD_UPDATED = "download_updated"  # other fields changed (name, hashes, defer_until, ...)
-    REMOVED = "removed"                    # the download is gone for good (retained topics cleared)
     FAULT = "fault"                        # a worker component failed or recovered (download_id names it)
+    JELLYFIN = "jellyfin"                  # Jellyfin lists a done download, or has not in time (reason says)
 
 
 # Events a full queue may lose: only the newest progress of a download matters.

@@ -74,7 +74,7 @@ class Housekeeping:
         result = await adopt(self.store, name=torrent.name, infohashes=sorted(torrent.hashes()),
                              tag_prefix=self.qbt.tag_prefix)
         download = result.download
-        log.info("adopted a torrent added by hand", **for_download(download.id, name=torrent.name))
+        log.info("adopted a torrent added by hand", **for_download(download.id, torrent=torrent.name))
         if result.created:
             self.bus.publish(Event(EventKind.ADDED, download.id, name=download.display_name,
                                    to_state=download.state, reason="adopted", actor=Actor.WORKER))

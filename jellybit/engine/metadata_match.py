@@ -33,6 +33,7 @@ PREFERENCE = {MediaType.SERIES: ("tvdb", "tmdb", "tvmaze"), MediaType.MOVIE: ("t
 DETAILS_FOR = 3              # works whose listings get their details (seasons, aliases, ids)
 MAX_QUERIES = 3              # searches per reading: the title, then other names while nothing fits
 MAX_KEPT = 12                # candidates kept on the recognition
+MAX_DATES = 1000             # air dates looked up per recognition (about four years of a daily show)
 
 
 @dataclass
@@ -186,6 +187,27 @@ class Matcher:
                 reasons.append(failure)
         return Candidate(provider=provider, provider_id=provider_id, media_type=media_type,
                          title=fallback_title, year=year)
+
+
+    async def aired(self, candidate: Candidate, dates: Sequence[str], reasons: list[Reason]
+                    ) -> dict[str, tuple[tuple[int, int], ...]] | None:
+        """The episodes each date aired, by the candidate's provider (another of its work's if that fails).
+
+        None when no provider with air dates could be asked: then no date is numbered.
+        """
+        ids = listing_ids(candidate)
+        order = [candidate.provider, *(p for p in PREFERENCE[MediaType.SERIES] if p != candidate.provider)]
+        for name in order:
+            provider = next((p for p in self.providers if p.name == name), None)
+            ask = getattr(provider, "aired", None)
+            if provider is None or ask is None or name not in ids:
+                continue
+            answer, failure = await self._call(provider, ask(ids[name], list(dates)[:MAX_DATES]))
+            if failure is not None:
+                reasons.append(failure)
+            elif isinstance(answer, dict):
+                return answer
+        return None
 
 
 def _key(candidate: Candidate) -> tuple[str, str, str]:

@@ -21,10 +21,11 @@ from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Rec
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import Actor, State
+from jellybit.core.storage import LIBRARY_CODES
 from jellybit.core.store_port import StorePort
 from jellybit.engine.retries import RETRY_CODE, OutageRetries
 from jellybit.engine.serial import Serializer
-from jellybit.errors import AdapterError, JellybitError
+from jellybit.errors import AdapterError, JellybitError, StorageFault
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,8 @@ class Pipeline:
             previous = request.previous
             files = tuple(SourceFile(i.source, i.size) for i in previous.plan.items) if previous else ()
             chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
+            if previous is not None and previous.plan.films:
+                chosen = None         # a movie pack's films are pinned one by one, in the overrides
             request = replace(request, files=files, chosen=chosen, use_llm=False)
         async with self.serial.external(download_id):
             draft = await self._recognize(request)
@@ -219,6 +222,9 @@ class Pipeline:
             else:
                 result = await self.layouter.apply(download, recognition)
         except Exception as exc:
+            if isinstance(exc, StorageFault) and exc.code in LIBRARY_CODES:
+                await self._library_fault(download, recognition, exc)
+                return
             if isinstance(exc, JellybitError) and exc.transient:
                 # The database was held by another process: nothing is lost (the journal makes a
                 # re-apply idempotent), so stay `applying`; the next poll cycle applies again.
@@ -253,6 +259,15 @@ class Pipeline:
         reasons = merge_reasons(preview.reasons, recognition.reasons)
         await self.store.save_recognition(download.id, replace(_as_draft(recognition), plan=preview.plan,
                                                                 reasons=reasons))
+
+    async def _library_fault(self, download: Download, recognition: Recognition, fault: StorageFault) -> None:
+        """A full, read-only or unmounted library: review with that reason (Apply lays it out once fixed)."""
+        found = reason(fault.code, fault.message)
+        reasons = merge_reasons((found,), recognition.reasons)
+        await self.store.save_recognition(download.id, replace(_as_draft(recognition), reasons=reasons))
+        log.info("layout paused: %s", fault.message, **for_download(download.id))
+        await self.serial.change(download.id, State.REVIEW, reason=f"needs review: {fault.message}",
+                                 actor=Actor.WORKER, expected=State.APPLYING)
 
     async def _fail_layout(self, download_id: str, message: str) -> None:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",

@@ -13,6 +13,7 @@ from jellybit.core.classify import classify
 from jellybit.core.confidence import (
     Reading,
     candidate_names,
+    label,
     numbering_reasons,
     provider_name,
     reason,
@@ -31,6 +32,7 @@ from jellybit.core.numbering import (
     plan_film,
     read_overrides,
 )
+from jellybit.core.path_numbering import Disagreement, read_paths, settle
 from jellybit.core.ports import (
     LlmAnswer,
     LlmClient,
@@ -41,6 +43,7 @@ from jellybit.core.ports import (
     RecognitionRequest,
     SubtitleSampler,
 )
+from jellybit.core.providers import FILMS_NEED_TMDB
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -50,11 +53,11 @@ from jellybit.core.records import (
     Recognition,
     RecognitionDraft,
     Role,
-    Work,
 )
-from jellybit.core.release import Release, parse_many, parse_release
+from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import titles_distance
-from jellybit.engine.context_match import stated_pick
+from jellybit.engine.context_match import stated_pick, words_reasons
+from jellybit.engine.film_pack import match_films
 from jellybit.engine.metadata_match import Match, Matcher, describe
 from jellybit.engine.track_languages import settle_tracks
 from jellybit.errors import JellybitError
@@ -63,7 +66,8 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 _HASH = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-MAX_FILMS = 20               # films of a movie pack searched one by one
+_YEARS_AT_END = re.compile(r"(?:[\s.(\[-]+(?:19|20)\d\d[)\]]?)+$")
+_RESOLUTION = re.compile(r"(?i)(?:^|\s)\d{3,4}[pi]$")
 LLM_TITLE_DISAGREEMENT = 0.3
 PARSED_KEYS = ("media_type", "title", "alternative_titles", "year", "season", "seasons", "episodes",
                "absolute_episodes", "air_date", "part", "complete", "special")
@@ -96,7 +100,8 @@ def _previous_answer(previous: Recognition) -> LlmAnswer | None:
     files = tuple(
         LlmFileAnswer(path=i.source, role=i.role.value, season=i.season, episodes=i.episodes, part=i.part,
                       extra_kind=i.extra_kind, language=i.language, flags=i.flags,
-                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None)
+                      work_title=i.work.title if i.work else None, work_year=i.work.year if i.work else None,
+                      edition=_RESOLUTION.sub("", i.version or "").strip() or None)
         for i in previous.plan.items
     )
     return LlmAnswer(media_type=previous.media_type.value if previous.media_type else None,
@@ -124,11 +129,41 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
+# `[组名][进击的巨人／Attack on Titan][07]`: a bilingual bracket the parser gives as one title.
+_TITLE_SPLIT = re.compile(r"\s*[／|｜]\s*|\s+[/_]\s+")
+
+
+def _with_parts(titles: Sequence[str]) -> tuple[str, ...]:
+    """The titles, each followed by its parts when it is several names joined by a slash or a bar."""
+    found: list[str] = []
+    for title in titles:
+        found.append(title)
+        parts = [p.strip() for p in _TITLE_SPLIT.split(title) if len(p.strip()) >= 2]
+        if len(parts) > 1:
+            found += parts
+    return tuple(dict.fromkeys(found))
+
+
+def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
+    """The LLM's year is the matched show's and the name's a later year of its run (a season's release)."""
+    parsed, llm = understanding.years
+    if match is None or match.media_type is not MediaType.SERIES or None in (parsed, llm, match.year):
+        return False
+    last = match.details.get("last_year")
+    end = last if isinstance(last, int) else parsed
+    return bool(llm == match.year and parsed is not None and match.year is not None
+                and match.year <= parsed <= (end or parsed))
+
+
 def _last_episodes(releases: Iterable[Release], season: int | None) -> tuple[tuple[int, int], ...]:
-    """The highest episode the files number in each season (plain numbering, not absolute)."""
+    """The highest episode the files number in each season (plain numbering, not absolute).
+
+    A season the parser only assumed (`Show.E0987`) says nothing: the number may be absolute.
+    """
     last: dict[int, int] = {}
     for release in releases:
-        number = release.single_season if release.single_season is not None else season
+        own = None if release.season_assumed else release.single_season
+        number = own if own is not None else season
         if number and release.episodes:
             last[number] = max(last.get(number, 0), max(release.episodes))
     return tuple(sorted(last.items()))
@@ -156,6 +191,7 @@ class _Understanding:
     original_title: str | None
     parsed_titles: tuple[str, ...] = ()
     llm_titles: tuple[str, ...] = ()
+    years: tuple[int | None, int | None] = (None, None)      # the release name's, the LLM's
 
 
 class RecognitionEngine:
@@ -226,7 +262,7 @@ class RecognitionEngine:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)
-        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
+        parsed_titles = _with_parts(torrent.titles() or (first_file.titles() if first_file else ()))
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
                                      if t))
@@ -248,8 +284,10 @@ class RecognitionEngine:
         # `Shameless.US.S03`: the country a name carries tells the US show from the UK one.
         country = stated.country or torrent.country or (first_file.country if first_file else None)
         reading = Reading(media_type, titles, year, season, country=country,
-                          last_episodes=_last_episodes(releases.values(), season))
-        return _Understanding(reading, search_type, original, parsed_titles, llm_titles)
+                          last_episodes=_last_episodes(releases.values(), next(
+                              (s for s in (overrides.season, stated.season, named) if s is not None), None)))
+        return _Understanding(reading, search_type, original, parsed_titles, llm_titles,
+                              (parsed_year, llm_year))
 
     # ------------------------------------------------------------------------------------- match
 
@@ -258,9 +296,12 @@ class RecognitionEngine:
                      reasons: list[Reason]) -> Match:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
+        film_without_tmdb = ((understanding.search_type or reading.media_type) is MediaType.MOVIE
+                             and not any(p.name == "tmdb" for p in self._providers))
         if not self._providers and not pinned and request.chosen is None:
-            reasons.append(reason("no_provider", "no metadata provider is configured, so nothing can "
-                                  "confirm what this is; a human decides"))
+            reasons.append(reason("no_provider", FILMS_NEED_TMDB if film_without_tmdb else
+                                  "no metadata provider is configured, so nothing can confirm what this "
+                                  "is; a human decides"))
             return Match()
         outcome = await matcher.match(reading, understanding.search_type, understanding.original_title)
         if pinned or request.chosen is not None:
@@ -286,7 +327,9 @@ class RecognitionEngine:
             name = reading.titles[0] if reading.titles else "this download"
             answered = [provider_name(p.name) for p in self._providers if p.name in matcher.answered]
             only_outages = bool(matcher.unavailable) and matcher.failed == set(matcher.unavailable)
-            if answered or not only_outages:
+            if film_without_tmdb:
+                reasons.append(reason("no_candidate", FILMS_NEED_TMDB))
+            elif answered or not only_outages:
                 where = f" on {', '.join(answered)}" if answered else ": no metadata provider answered"
                 reasons.append(reason("no_candidate", f"no match for '{name}'"
                                       + (f" ({reading.year})" if reading.year else "") + where))
@@ -307,7 +350,7 @@ class RecognitionEngine:
             name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases = dict(zip(videos, parse_many(videos), strict=True))
+        releases, disagreements = read_paths(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -318,7 +361,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases = dict(zip(videos, parse_many(videos), strict=True))
+            releases, disagreements = read_paths(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said)
         reasons.extend([*refused, *track_reasons])
@@ -334,20 +377,23 @@ class RecognitionEngine:
             reasons.extend(stated.reasons((name, *reading.titles), answer is not None, [], torrent,
                                           releases.values(), overrides.season is not None))
             return await self._movie_pack(matcher, request, items, releases, llm_files, films, torrent,
-                                          answer, reasons)
+                                          answer, overrides, reasons)
         outcome = Match()
         if reading.titles or decided or stated.names_a_work:
             outcome = await self._match(matcher, understanding, request, overrides, stated, unused_ids,
                                         reasons)
         match = outcome.pick
         reasons.extend(_title_disagreement(understanding, match))
+        if _years_agree(understanding, match):
+            reasons[:] = [r for r in reasons if r.code != "llm_year"]
         reasons.extend(_outage(matcher, outcome, decided))
         media_type = reading.media_type or (match.media_type if match else None)
         if media_type is MediaType.SERIES:
             default, numbered_llm = stated.numbering(torrent, releases, llm_files, overrides)
             numbering = number_series(items, releases, numbered_llm, default, overrides,
                                       season_counts(match) if match else None)
-            items = numbering.items
+            items = await self._by_provider(matcher, match, numbering.items, disagreements, overrides,
+                                            reasons)
             reasons.extend(numbering.reasons)
             if numbering.disagreements:
                 reasons.append(reason("llm_episodes", f"for {len(numbering.disagreements)} file(s) the LLM's "
@@ -357,12 +403,27 @@ class RecognitionEngine:
             items = [planned.get(i.source, i) for i in items]
         reasons.extend(numbering_reasons(items, match, media_type is MediaType.SERIES))
         reasons.extend(self._track_reasons(items))
-        names = (name, *reading.titles, *(n for c in outcome.candidates for n in candidate_names(c)),
-                 *(candidate_names(match) if match else ()))
-        reasons.extend(stated.reasons(names, answer is not None, unused_ids, torrent, releases.values(),
-                                      overrides.season is not None))
+        reasons.extend(words_reasons(stated, name, reading, outcome, answer is not None, unused_ids, torrent,
+                                      releases, overrides, reasons))
         return self._draft(request, media_type, reading, overrides, answer, outcome, items, reasons,
                            sources=evidence_sources(stated, overrides))
+
+    async def _by_provider(self, matcher: Matcher, match: Candidate | None, items: list[PlanItem],
+                           disagreements: Mapping[str, Disagreement], overrides: Overrides,
+                           reasons: list[Reason]) -> list[PlanItem]:
+        """Dated videos numbered by the provider's air dates; readings that disagree settled by its data."""
+        pinned = {p for p, f in overrides.files.items() if f.season is not None or f.episodes}
+        open_ = {s: d for s, d in disagreements.items() if s not in pinned}
+        dates = {i.air_date for i in items if i.role is Role.VIDEO and i.air_date and not i.episodes}
+        dates |= {o.air_date for d in open_.values() for o in d.options if o.air_date}
+        if not dates and not open_:
+            return items
+        aired = await matcher.aired(match, sorted(d for d in dates if d), reasons) \
+            if match is not None and dates else ({} if not dates else None)
+        who = f"{provider_name(match.provider)}'s {label(match)}" if match is not None else "no matched work"
+        settled, found = settle(items, open_, season_counts(match) if match else None, aired, who)
+        reasons.extend(found)
+        return settled
 
     def _track_reasons(self, items: Sequence[PlanItem]) -> list[Reason]:
         loose = [i.source for i in items if i.role in (Role.SUBTITLE, Role.AUDIO) and i.attached_to is None]
@@ -403,40 +464,23 @@ class RecognitionEngine:
     async def _movie_pack(self, matcher: Matcher, request: RecognitionRequest, items: list[PlanItem],
                           releases: Mapping[str, Release], llm: Mapping[str, LlmFileAnswer],
                           films: Mapping[tuple[str, int | None], list[str]], torrent: Release,
-                          answer: LlmAnswer | None, reasons: list[Reason]) -> RecognitionDraft:
-        """Several films in one torrent: each is matched on its own and becomes the Work of its files."""
-        works: dict[str, Work] = {}
-        candidates: list[Candidate] = []
-        for index, ((_, year), sources) in enumerate(films.items()):
-            first = releases.get(sources[0])
-            hint = llm.get(sources[0])
-            title = (hint.work_title if hint else None) or (first.title if first else None)
-            if index >= MAX_FILMS or not title:
-                items = [i.with_(note="unmapped") if i.source in sources else i for i in items]
-                continue
-            reading = Reading(MediaType.MOVIE, (title,), year)
-            outcome = await matcher.match(reading, MediaType.MOVIE)
-            reasons.extend(r for r in outcome.reasons if r.code in ("provider_error", "small_margin"))
-            pick = outcome.pick
-            if pick is None:
-                reasons.append(reason("no_candidate", f"no match for the film '{title}'"
-                                      + (f" ({year})" if year else "")))
-            candidates.extend(replace(c, chosen=c is pick) for c in outcome.candidates)
-            work = Work(MediaType.MOVIE, pick.title if pick else title, pick.year if pick else year,
-                        pick.provider if pick else None, pick.provider_id if pick else None,
-                        pick.original_title if pick else None)
-            planned = plan_film(items, sources, releases, llm)
-            items = [planned[i.source].with_(work=work) if i.source in planned else i for i in items]
-            works.update(dict.fromkeys(sources, work))
-        items = [i.with_(work=works[i.attached_to]) if i.attached_to in works else i for i in items]
-        reasons.append(reason("movie_pack", f"this torrent holds {len(films)} films; each was matched on "
-                              "its own, a human confirms the pack once"))
+                          answer: LlmAnswer | None, overrides: Overrides,
+                          reasons: list[Reason]) -> RecognitionDraft:
+        """Several films in one torrent: each is matched on its own (engine/film_pack.py)."""
+        pack = await match_films(matcher, self._config, items, releases, llm, films, overrides)
+        items = pack.items
+        reasons.extend(r for f in pack.films for r in f.reasons if r.code == "provider_error")
+        reasons.extend(pack.reasons)
         reasons.extend(numbering_reasons(items, None, False))
         reasons.extend(self._track_reasons(items))
         unique = list(dict.fromkeys(reasons))
-        distance, recommendation = recommend(unique, self._config, confirmed=False)
+        distance, recommendation = recommend(unique, self._config, confirmed=True)
+        # `Tarkovsky.Duology.1972-1979`: the pack's name, without the years its films span
+        title = _YEARS_AT_END.sub("", torrent.title or "").strip() or torrent.title
         return RecognitionDraft(
-            media_type=MediaType.MOVIE, title=torrent.title, year=torrent.year, plan=Plan(items=tuple(items)),
-            confidence=round(1.0 - distance, 4), recommendation=recommendation, reasons=tuple(unique),
-            raw_llm=answer.raw if answer else None, candidates=tuple(candidates),
+            media_type=MediaType.MOVIE, title=title, year=None,
+            plan=Plan(items=tuple(items), films=tuple(pack.films)),
+            confidence=round(pack.confidence(1.0 - distance), 4),
+            recommendation=pack.recommendation(recommendation), reasons=tuple(unique),
+            raw_llm=answer.raw if answer else None, candidates=tuple(pack.candidates),
         )

@@ -24,7 +24,7 @@ from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import ReconcileItem
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.serial import Serializer
-from jellybit.errors import InvalidState
+from jellybit.errors import InvalidState, StorageFault
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,11 @@ class Reconciler:
         while True:
             await asyncio.sleep(1.0 if not ready() else interval if self.progress.finished_at else 0)
             if ready():
-                await self.reconcile_pass(index)
+                try:
+                    await self.reconcile_pass(index)
+                except StorageFault:
+                    # A library not mounted: its files only look gone. The watch reports it; next pass.
+                    await asyncio.sleep(interval)
 
     async def reconcile_pass(self, index: Callable[[], TorrentIndex | None]) -> int:
         """One pass over every laid-out download; returns how many it moved."""

@@ -29,6 +29,7 @@ from jellybit.core.states import ACTIVE_STATES, State
 from jellybit.core.store_port import StorePort
 from jellybit.engine.events import EventBus
 from jellybit.engine.machine import change_state
+from jellybit.errors import StorageFault
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,9 @@ class Serializer:
             await make()
         except asyncio.CancelledError:
             raise
+        except StorageFault as exc:
+            # The disk, not a bug: the storage watch logged it once; the next poll retries the stage.
+            log.debug("%s stage stopped: %s", kind, exc.message, **for_download(download_id))
         except Exception:
             # A bug in one stage must not kill the worker; the next poll retries the stage.
             log.exception("%s stage crashed", kind, **for_download(download_id))

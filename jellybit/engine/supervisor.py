@@ -37,6 +37,7 @@ class ComponentHealth:
     error: str | None = None       # the current fault (None = healthy)
     failed_at: str | None = None   # when the last fault began
     faults: int = 0                # faults reported or crashes since the process started
+    code: str | None = None        # a storage fault's code (`storage_full`, …); None for a loop's crash
 
 
 @dataclass(frozen=True)

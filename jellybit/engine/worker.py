@@ -39,7 +39,7 @@ from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.retries import OutageRecovery, OutageRetries
 from jellybit.engine.serial import DoneCallback, Serializer
 from jellybit.engine.timeouts import DownloadTimeouts
-from jellybit.errors import AdapterError
+from jellybit.errors import AdapterError, StorageFault
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -177,6 +177,8 @@ class Worker:
 
     def _cycle_failed(self, exc: Exception) -> None:
         """Log a failing cycle once per distinct error (not every poll), and report it."""
+        if isinstance(exc, StorageFault):
+            return          # the storage watch logged it and shows it as its own component
         message = f"{type(exc).__name__}: {exc}"
         if message != self._cycle_error:
             log.error("poll cycle failed", exc_info=exc)
@@ -262,6 +264,8 @@ class Worker:
         for download_id, result in zip(polled, results, strict=True):
             if isinstance(result, Exception):
                 self.active.mark(download_id)
+                if isinstance(result, StorageFault):
+                    continue        # logged once by the storage watch, not once per download per cycle
                 log.error("polling the download failed: %r", result, exc_info=result,
                           **for_download(download_id))
         if self.config.adopt:

@@ -11,7 +11,9 @@ from jellybit.protocol.published import (
     ErrorInfo,
     EventPayload,
     EvidencePayload,
+    FilmPayload,
     InfoPayload,
+    JellyfinPayload,
     LastCompleted,
     Payload,
     PlanItemPayload,
@@ -21,6 +23,7 @@ from jellybit.protocol.published import (
     ReviewPayload,
     SummaryPayload,
     SystemStatus,
+    UpgradePayload,
 )
 from jellybit.protocol.requests import (
     LANGUAGE_PATTERN,
@@ -42,6 +45,7 @@ from jellybit.protocol.requests import (
     RejectRequest,
     Request,
     TitlesRequest,
+    UpgradeRequest,
     json_depth,
     parse_request,
     validation_message,
@@ -72,6 +76,7 @@ from jellybit.protocol.topics import (
     Command,
     EventType,
     Topics,
+    private_response_topic,
     response_prefix,
 )
 from jellybit.protocol.vocabulary import *  # noqa: F403  (the enums and limits, listed in its __all__)
@@ -81,12 +86,14 @@ __all__ = [
     "AVAILABILITY_OFFLINE", "AVAILABILITY_ONLINE", "LANGUAGE_PATTERN", "MAX_JSON_DEPTH", "OVERRIDE_ROLES",
     "PROTOCOL_VERSION", "READ_ONLY_COMMANDS", "REQUEST_MODELS", "RESPONSE_MODELS", "AddRequest", "AddResult",
     "ApplyOverrides", "ApplyRequest", "CancelRequest", "CandidatePayload", "Command", "ComponentStatus",
+    "FilmPayload",
     "DeferRequest", "DeleteTitleRequest", "DeleteTitleResult", "DownloadDetail", "DownloadPayload",
     "ErrorBody", "ErrorInfo", "EventPayload", "EventType", "EvidencePayload", "FileOverride", "IdRequest",
-    "InfoPayload", "LastCompleted", "LinkRow", "ListPage", "ListRequest", "NotifyRequest", "NotifyResult",
+    "InfoPayload", "JellyfinPayload", "LastCompleted", "LinkRow", "ListPage", "ListRequest", "NotifyRequest",
+    "NotifyResult",
     "Overrides", "Payload", "PlanItemPayload", "QueueItem", "ReasonPayload", "RecognitionDetail",
     "ReconcileStatus", "RefineRequest", "Refusal", "RejectRequest", "Request", "Response", "ReviewPayload",
     "SummaryPayload", "SystemStatus", "TitleGroup", "TitleMember", "TitlesRequest", "Topics",
-    "TransitionRow", "UndoResult", "json_depth", "parse_request", "response_model", "response_prefix",
-    "validation_message", *_vocabulary,
+    "TransitionRow", "UndoResult", "UpgradePayload", "UpgradeRequest", "json_depth", "parse_request",
+    "private_response_topic", "response_model", "response_prefix", "validation_message", *_vocabulary,
 ]

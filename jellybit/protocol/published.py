@@ -7,7 +7,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from jellybit.protocol.topics import PROTOCOL_VERSION, EventType
-from jellybit.protocol.vocabulary import Actor, MediaType, Provider, Recommendation, Role, State
+from jellybit.protocol.vocabulary import (
+    Actor,
+    MediaType,
+    Provider,
+    Recommendation,
+    Role,
+    State,
+    UpgradeChoice,
+)
 
 
 class Payload(BaseModel):
@@ -21,6 +29,17 @@ class ErrorInfo(Payload):
 
     code: str
     message: str | None = None
+
+
+class JellyfinPayload(Payload):
+    """Whether Jellyfin lists a done download: `pending`, `found` (item and link), `missing` or
+    `unreachable` (a note says what to check). Never a failure: the download stays done."""
+
+    status: Literal["pending", "found", "missing", "unreachable"]
+    item_id: str | None = None
+    url: str | None = None           # the item's page in Jellyfin's web client
+    note: str | None = None
+    checked_at: str | None = None
 
 
 class DownloadPayload(Payload):
@@ -53,6 +72,7 @@ class DownloadPayload(Payload):
     created_at: str
     updated_at: str
     settled_at: str | None = None
+    jellyfin: JellyfinPayload | None = None     # set once a done download is looked up in Jellyfin
 
 
 class ReasonPayload(Payload):
@@ -98,6 +118,7 @@ class CandidatePayload(Payload):
     links: dict[str, str] = Field(default_factory=dict)
     seasons: dict[str, int] = Field(default_factory=dict)          # season number -> episode count
     evidence: list[EvidencePayload] = Field(default_factory=list)
+    film: str | None = None          # movie packs: the `key` of the film this candidate is offered for
 
 
 class PlanItemPayload(Payload):
@@ -115,6 +136,32 @@ class PlanItemPayload(Payload):
     note: str | None = None
 
 
+class UpgradePayload(Payload):
+    """A better-copy question: a video of this download whose film or episode the library already has."""
+
+    source: str
+    target: str | None = None
+    message: str                         # "already in your library as 1080p WEB-DL from …; this copy is …"
+    choices: list[UpgradeChoice] = Field(default_factory=lambda: list(UpgradeChoice))
+
+
+class FilmPayload(Payload):
+    """One film of a movie pack, matched on its own: decided one by one on review."""
+
+    key: str                         # its first video's source path; `candidates[].film` names it
+    title: str                       # the title read
+    year: int | None = None
+    sources: list[str] = Field(default_factory=list)
+    provider: Provider | None = None
+    provider_id: str | None = None
+    match_title: str | None = None
+    match_year: int | None = None
+    confidence: float | None = None
+    recommendation: Recommendation | None = None
+    confirmed: bool = False          # sure enough to be laid out without a human
+    reasons: list[ReasonPayload] = Field(default_factory=list)
+
+
 class ReviewPayload(Payload):
     """`<base>/reviews/<id>`: everything a human needs to decide."""
 
@@ -128,9 +175,11 @@ class ReviewPayload(Payload):
     recommendation: Recommendation | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    films: list[FilmPayload] = Field(default_factory=list)      # a movie pack's films
     recommended: str | None = None       # the candidate id a client preselects (the chosen, else the best)
     plan: list[PlanItemPayload] = Field(default_factory=list)
     collisions: list[str] = Field(default_factory=list)
+    upgrades: list[UpgradePayload] = Field(default_factory=list)   # answered by the `upgrade` command
     hints: list[str] = Field(default_factory=list)
     defer_until: str | None = None
     requested_at: str | None = None
@@ -155,6 +204,7 @@ class EventPayload(Payload):
     url: str | None = None
     candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
     candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
+    upgrade: str | None = None           # review_requested with a better-copy question: what is there
     command: str | None = None
     code: str | None = None
 
@@ -184,6 +234,8 @@ class SystemStatus(Payload):
     connected: bool | None = None
     version: str | None = None
     detail: str | None = None
+    state: str | None = None        # ok, refused (a bad key or token), unreachable, not configured, starting
+    hint: str | None = None         # what to do about it
 
 
 class ComponentStatus(Payload):
@@ -193,6 +245,7 @@ class ComponentStatus(Payload):
     restarts: int = 0
     error: str | None = None
     failed_at: str | None = None
+    code: str | None = None          # a storage fault's code (`storage_full`, `library_read_only`, …)
 
 
 class InfoPayload(Payload):
@@ -207,6 +260,7 @@ class InfoPayload(Payload):
     llm: SystemStatus = Field(default_factory=SystemStatus)
     metadata: dict[str, SystemStatus] = Field(default_factory=dict)
     jellyfin: SystemStatus = Field(default_factory=SystemStatus)
+    telegram: SystemStatus = Field(default_factory=SystemStatus)
     components: dict[str, ComponentStatus] = Field(default_factory=dict)
 
 

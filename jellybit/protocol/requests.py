@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -34,6 +35,7 @@ from jellybit.protocol.vocabulary import (
     Provider,
     Role,
     State,
+    UpgradeChoice,
 )
 
 MAX_JSON_DEPTH = 32                   # the deepest request (apply → overrides → files → …) needs 5
@@ -93,6 +95,8 @@ class FileOverride(BaseModel):
                                  description="ISO 639 code of a subtitle/audio file: 'en', 'rus', 'pt-BR'.")
     flags: list[Literal["default", "forced", "sdh"]] | None = Field(
         None, max_length=3, description="Subtitle flags; [] pins none.")
+    provider: Provider | None = Field(None, description="Movie packs: which film this video is.")
+    provider_id: str | None = Field(None, min_length=1, max_length=MAX_PROVIDER_ID_CHARS)
 
     @field_validator("role")
     @classmethod
@@ -117,6 +121,8 @@ class Overrides(BaseModel):
     files: dict[Annotated[str, Field(max_length=MAX_PATH_CHARS)], FileOverride] | None = Field(
         None, max_length=MAX_FILE_OVERRIDES,
         description="Per source path: numbering, role, language and flags.")
+    upgrade: UpgradeChoice | None = Field(None, description="A better-copy question's answer (the "
+                                          "`upgrade` command pins it).")
 
 
 ApplyOverrides = Overrides    # the name the `apply` request used before there was one model
@@ -127,6 +133,12 @@ class ApplyRequest(IdRequest):
 
     candidate_id: str | None = Field(None, max_length=MAX_ID_CHARS)
     overrides: Overrides | None = None
+
+
+class UpgradeRequest(IdRequest):
+    """Decide a review's better-copy question: keep both, replace the library's copy, or skip this one."""
+
+    choice: UpgradeChoice
 
 
 class RefineRequest(IdRequest):
@@ -192,6 +204,7 @@ class NotifyRequest(Request):
 REQUEST_MODELS: dict[Command, type[Request]] = {
     Command.ADD: AddRequest,
     Command.APPLY: ApplyRequest,
+    Command.UPGRADE: UpgradeRequest,
     Command.REFINE: RefineRequest,
     Command.REJECT: RejectRequest,
     Command.DEFER: DeferRequest,
@@ -219,6 +232,7 @@ def parse_request(command: Command, payload: bytes) -> Request:
         return AddRequest(source=stripped)
     if command is Command.NOTIFY and stripped and not stripped.startswith("{"):
         stripped = json.dumps({"hash": stripped})          # `mosquitto_pub -m %I` from the hook
+    del text        # a base64 .torrent is megabytes: one copy of it less while it is decoded below
     if not stripped:
         data: Any = {}
     else:
@@ -228,10 +242,16 @@ def parse_request(command: Command, payload: bytes) -> Request:
             raise ValueError(f"payload is not valid JSON: {exc.msg} at position {exc.pos}") from exc
         except RecursionError:
             raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels") from None
+        finally:
+            del stripped
     if not isinstance(data, dict):
         raise ValueError("payload must be a JSON object")
     if json_depth(data) > MAX_JSON_DEPTH:
         raise ValueError(f"payload is nested deeper than {MAX_JSON_DEPTH} levels")
+    broken = lone_surrogate_at(data)
+    if broken is not None:
+        raise ValueError(f"{broken}: the text is not valid Unicode (a lone surrogate, such as a JSON "
+                         "\\ud800 escape without its pair); send UTF-8 text")
     try:
         request = model.model_validate(data)
     except ValidationError as exc:
@@ -249,6 +269,41 @@ def validation_message(exc: ValidationError, prefix: str = "") -> str:
         problem = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
         parts.append(f"{prefix}{key}: {problem}")
     return "; ".join(parts)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_at(value: Any) -> str | None:
+    """Where a decoded JSON value holds a lone surrogate (`field.sub`, `payload`), else None.
+
+    `json.loads` turns an unpaired `\\ud800` escape into a string that cannot be encoded as UTF-8:
+    it could not be stored, logged as JSON or answered, so such a request is refused up front.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _has_surrogate(item):
+                return path or "payload"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                where = f"{path}.{_printable(key)}" if path else _printable(key)
+                if _has_surrogate(key):
+                    return where
+                stack.append((child, where))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{n}]" if path else f"[{n}]") for n, child in enumerate(item))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def _printable(key: str) -> str:
+    """A field name as it may appear in an answer (a lone surrogate shown as its escape)."""
+    return key[:64].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def json_depth(value: Any) -> int:

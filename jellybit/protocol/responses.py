@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from jellybit.protocol.published import (
     CandidatePayload,
     DownloadPayload,
+    FilmPayload,
     Payload,
     PlanItemPayload,
     ReasonPayload,
@@ -131,6 +132,7 @@ class RecognitionDetail(Payload):
     recommendation: Recommendation | None = None
     reasons: list[ReasonPayload] = Field(default_factory=list)
     candidates: list[CandidatePayload] = Field(default_factory=list)
+    films: list[FilmPayload] = Field(default_factory=list)
     recommended: str | None = None
     plan: list[PlanItemPayload] = Field(default_factory=list)
     folder: str | None = None
@@ -189,6 +191,7 @@ class NotifyResult(Payload):
 RESPONSE_MODELS: dict[Command, Any] = {
     Command.ADD: AddResult,
     Command.APPLY: DownloadPayload,
+    Command.UPGRADE: DownloadPayload,
     Command.REFINE: DownloadPayload,
     Command.REJECT: DownloadPayload,
     Command.DEFER: DownloadPayload,

@@ -15,6 +15,7 @@ class Command(StrEnum):
 
     ADD = "add"
     APPLY = "apply"
+    UPGRADE = "upgrade"
     REFINE = "refine"
     REJECT = "reject"
     DEFER = "defer"
@@ -43,6 +44,7 @@ class EventType(StrEnum):
     FAILED = "failed"
     ERROR = "error"            # a command failed; `command`, `code` and `message` say which and why
     FAULT = "fault"            # a worker component failed or recovered; `id` names the component
+    JELLYFIN = "jellyfin"      # Jellyfin lists a done download (`reason`: found, `url`: its page) or not
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,8 @@ class Topics:
 
     @property
     def requests_wildcard(self) -> str:
-        """What the worker subscribes to."""
-        return f"{self.base}/request/+"
+        """What the worker subscribes to: every topic under `request/` (a wrong one is answered too)."""
+        return f"{self.base}/request/#"
 
     def response(self, command: Command | str) -> str:
         """Where the worker answers (unless an MQTT 5 response topic was given)."""
@@ -125,12 +127,27 @@ class Topics:
         return None
 
     def parse_request_topic(self, topic: str) -> str | None:
-        """Return the command name of a request topic (validated later), else None."""
+        """Return what follows `<base>/request/` (the command name, validated later), else None.
+
+        The bare `<base>/request/` gives "" and a deeper topic such as `request/add/x` gives
+        "add/x": neither names a command, and both are answered `unknown_command`.
+        """
         prefix = f"{self.base}/request/"
-        if topic.startswith(prefix):
-            rest = topic[len(prefix):]
-            return rest if rest and "/" not in rest else None
-        return None
+        return topic[len(prefix):] if topic.startswith(prefix) else None
+
+
+ANONYMOUS_OWNER = "_client"
+
+
+def private_response_topic(prefix: str, username: str | None, client_id: str) -> str:
+    """A client's own response topic, `<prefix><broker user name>/<client id>`.
+
+    The shipped ACL lets only the account of that name read it (mosquitto's `%u` pattern); a client
+    without a user name (an anonymous broker) uses `_client`. A name with `/`, `+` or `#` cannot be
+    one topic level (mosquitto never matches such a name in `%u` either).
+    """
+    owner = username if username and not any(c in username for c in "/+#\0") else ANONYMOUS_OWNER
+    return f"{prefix}{owner}/{client_id}"
 
 
 def response_prefix(base: str, configured: str | None = None) -> str:

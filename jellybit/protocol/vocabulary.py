@@ -28,6 +28,7 @@ from jellybit.core.limits import (
 )
 from jellybit.core.links import LinkStatus
 from jellybit.core.providers import Provider
+from jellybit.core.quality import UpgradeChoice
 from jellybit.core.records import MediaType, Recommendation, Role
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, Actor, State
 
@@ -37,4 +38,5 @@ __all__ = [
     "MAX_LIST_TEXT_CHARS", "MAX_PATH_CHARS", "MAX_PROVIDER_ID_CHARS", "MAX_REASON_CHARS", "MAX_SEASON",
     "MAX_SOURCE_CHARS", "MAX_TITLE_CHARS", "MAX_TRANSACTION_CHARS", "MAX_YEAR", "MIN_YEAR",
     "SETTLED_STATES", "Actor", "LinkStatus", "MediaType", "Provider", "Recommendation", "Role", "State",
+    "UpgradeChoice",
 ]

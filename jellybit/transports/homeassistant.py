@@ -78,6 +78,34 @@ ENTITIES: tuple[EntityDescription, ...] = (
         lambda t: {"stat_t": t.info},
     ),
     EntityDescription(
+        # On while the database's disk or a library root has a storage fault (docs/mqtt-api.md); the
+        # faults in words are its attribute.
+        "storage", "binary_sensor", "Storage", None,
+        {"dev_cla": "problem", "ent_cat": "diagnostic",
+         "val_tpl": "{{ 'ON' if (value_json.components | default({})).values() "
+                    "| selectattr('code', 'string') | list else 'OFF' }}",
+         "json_attr_tpl": "{{ {'faults': (value_json.components | default({})).values() "
+                          "| selectattr('code', 'string') | map(attribute='error') | list} | tojson }}"},
+        lambda t: {"stat_t": t.info, "json_attr_t": t.info},
+    ),
+    EntityDescription(
+        # Every outside service the worker uses whose key was refused or which it cannot reach, by
+        # name ("ok" when none); each service's state and what to do are attributes.
+        "service_problems", "sensor", "Service problems", "mdi:lan-disconnect",
+        {"ent_cat": "diagnostic",
+         "val_tpl": "{% set ns = namespace(bad=[]) %}"
+                    "{% for name, s in [('qbittorrent', value_json.qbittorrent), ('llm', value_json.llm), "
+                    "('jellyfin', value_json.jellyfin), ('telegram', value_json.telegram)] "
+                    "+ (value_json.metadata | dictsort) %}"
+                    "{% if s.state in ['refused', 'unreachable'] %}"
+                    "{% set ns.bad = ns.bad + [name ~ ' ' ~ s.state] %}{% endif %}{% endfor %}"
+                    "{{ (ns.bad | join(', ') or 'ok')[:255] }}",
+         "json_attr_tpl": "{{ {'qbittorrent': value_json.qbittorrent, 'llm': value_json.llm, "
+                          "'jellyfin': value_json.jellyfin, 'telegram': value_json.telegram, "
+                          "'metadata': value_json.metadata} | tojson }}"},
+        lambda t: {"stat_t": t.info, "json_attr_t": t.info},
+    ),
+    EntityDescription(
         "events", "event", "Events", "mdi:bell-ring",
         {"evt_typ": [e.value for e in EventType]},
         lambda t: {"stat_t": t.events},

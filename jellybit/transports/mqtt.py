@@ -4,13 +4,13 @@ Thin by design: a request becomes a call on the command handlers, the result bec
 Requests wait in a bounded, fair queue (`request_queue.py`) and are answered only under the
 response prefix (`mqtt_requests.py`); a retained request is refused and cleared. The state it
 publishes comes from a `StateSource`; it publishes on change only and re-publishes everything
-after every reconnect, in case the broker lost retained messages.
+after every reconnect, in case the broker lost retained messages. A lost broker is tried again
+soon, then less often as the outage goes on (`core/backoff.py`'s `ReconnectPacer`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -25,10 +25,22 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from jellybit.client import client_options
 from jellybit.config import MqttConfig
+from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
 from jellybit.transports.failures import failure_event
-from jellybit.transports.mqtt_requests import Handler, Reply, Requests, ResultStore, Route, peek, shown
+from jellybit.transports.mqtt_requests import (
+    Body,
+    Handler,
+    Reply,
+    Requests,
+    ResultStore,
+    Route,
+    peek,
+    safe_json,
+    shown,
+)
 from jellybit.transports.request_queue import RequestQueue
+from jellybit.transports.uploads import Dropped, Uploads, admitting_queue
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +83,10 @@ class Extension(Protocol):
 
 
 def encode(data: Any) -> bytes:
-    """Serialize a payload as compact UTF-8 JSON."""
+    """Serialize a payload as compact UTF-8 JSON (a lone surrogate from a request becomes U+FFFD)."""
     if hasattr(data, "model_dump"):
         data = data.model_dump(mode="json", by_alias=True)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return safe_json(data)
 
 
 class MqttBridge:
@@ -88,7 +100,7 @@ class MqttBridge:
         state: StateSource,
         results: ResultStore,
         extensions: tuple[Extension, ...] = (),
-        min_backoff: float = 0.5,
+        min_backoff: float = 0.1,
         max_backoff: float = 30.0,
     ) -> None:
         self.config = config
@@ -100,6 +112,7 @@ class MqttBridge:
         self.extensions = extensions
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
+        self.pacer = ReconnectPacer(first=min_backoff, longest=max_backoff)
         self._client: aiomqtt.Client | None = None
         self._published: dict[str, bytes] = {}   # retained topic -> last payload (publish on change)
         self.connected = asyncio.Event()
@@ -107,6 +120,8 @@ class MqttBridge:
         self._events: deque[Message] = deque(maxlen=1000)
         self._busy = 0
         self._busy_logged = float("-inf")
+        self.uploads = Uploads()                 # large requests: bounded as they are read
+        self._replies: set[asyncio.Task[None]] = set()   # busy answers on their way
 
     # ------------------------------------------------------------ publishing
 
@@ -143,19 +158,15 @@ class MqttBridge:
 
     # ------------------------------------------------------------ requests
 
-    async def handle_request(self, topic: str, payload: bytes, properties: Properties | None) -> None:
-        """Answer one request now (no queue); never raises."""
-        route = self.requests.route(topic, properties)
-        await self._answer(topic, payload, route)
-
-    async def _answer(self, topic: str, payload: bytes, route: Route) -> None:
+    async def _answer(self, topic: str, payload: bytes | Body, route: Route) -> None:
+        download_id = peek(payload, "id") if isinstance(payload, bytes) else None
         try:
             reply = await self.requests.answer(topic, payload, route)
         except Exception:  # answer() handles its own errors; this keeps a bug from going unseen
             log.exception("a request could not be answered", extra={"topic": shown(topic)})
             return
         await self._send(reply)
-        failure = failure_event(self.topics.parse_request_topic(topic) or "", peek(payload, "id"), reply.body)
+        failure = failure_event(self.topics.parse_request_topic(topic) or "", download_id, reply.body)
         if failure is not None:
             await self.publish(Message(self.topics.events, encode(failure.wire()), retain=False))
 
@@ -182,11 +193,40 @@ class MqttBridge:
         if retained:
             await self._refuse_retained(topic, payload, route)
             return
-        if not self.queue.submit(route.key, partial(self._answer, topic, payload, route)):
-            self._note_busy(route.key)
-            await self._send(self.requests.refusal(
-                route, "busy", "the worker has too many requests waiting from this client; try again "
-                "in a moment", payload))
+        size = len(payload)
+        large = self.uploads.large(size)
+        job = (partial(self._answer_large, topic, Body(payload), route, size) if large
+               else partial(self._answer, topic, payload, route))
+        queued = self.queue.submit(route.key, job)
+        self.uploads.taken(size, queued=queued)
+        if not queued:
+            self._refuse_busy(route, "the worker has too many requests waiting from this client; try "
+                              "again in a moment", payload)
+
+    def _admit(self, message: aiomqtt.Message) -> aiomqtt.Message | Dropped:
+        """As paho reads a message: a large request past the uploads' budget is dropped right here."""
+        payload = message.payload
+        size = len(payload) if isinstance(payload, bytes | bytearray) else 0
+        topic = str(message.topic)
+        if (not self.uploads.large(size) or message.retain
+                or self.topics.parse_request_topic(topic) is None or self.uploads.admit(size)):
+            return message
+        return Dropped(topic, message.properties, size)
+
+    def _refuse_busy(self, route: Route, message: str, payload: bytes) -> None:
+        """Answer `busy` without holding up the read loop.
+
+        Awaiting the answer's PUBACK here would make paho read every message the broker queued
+        before it first (twenty 8 MiB uploads in memory at once); the refused payload is dropped now.
+        """
+        self._note_busy(route.key)
+        task = asyncio.create_task(self._send(self.requests.refusal(route, "busy", message, payload)))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
+
+    async def _answer_large(self, topic: str, body: Body, route: Route, size: int) -> None:
+        """Answer a large request once no other is running."""
+        await self.uploads.run(size, partial(self._answer, topic, body, route))
 
     def _note_busy(self, key: str) -> None:
         """Log `busy` answers once per burst (a flood would otherwise log every one of them)."""
@@ -257,12 +297,14 @@ class MqttBridge:
                 await client.subscribe(topic, qos=1)
 
     async def _connection_loop(self) -> None:
-        backoff = self.min_backoff
+        loop = asyncio.get_running_loop()
         failing = False
         will = aiomqtt.Will(self.topics.availability, AVAILABILITY_OFFLINE.encode(), qos=1, retain=True)
         options = client_options(self.config, self.config.client_id, will)
+        options["queue_type"] = admitting_queue(self._admit)
         while True:
             try:
+                self.uploads.reconnected()
                 async with aiomqtt.Client(**options) as client:
                     await self._subscribe(client)
                     self._client = client
@@ -275,7 +317,7 @@ class MqttBridge:
                     log.info("MQTT connection restored" if failing else "connected to MQTT",
                              extra={"broker": self.config.url})
                     failing = False
-                    backoff = self.min_backoff
+                    self.pacer.up(loop.time())
                     self.connected.set()
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
@@ -285,20 +327,30 @@ class MqttBridge:
             finally:
                 self._client = None
                 self.connected.clear()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self.max_backoff)
+            # Soon after a drop, less often as an outage goes on (a broker restart costs ~0.3 s).
+            self.pacer.down(loop.time())
+            await asyncio.sleep(self.pacer.delay(loop.time()))
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
-            topic = str(message.topic)
-            payload = _payload_bytes(message.payload)
-            if self.topics.parse_request_topic(topic) is not None:
-                await self._on_request(topic, payload, message.properties, bool(message.retain))
-            elif self.topics.parse_download_topic(topic) is not None:
-                if payload and topic not in self._published:
-                    await self.publish(Message(topic, None))
-            elif not self.queue.submit(f"ext:{topic}", partial(self._dispatch_extension, topic, payload)):
-                log.warning("too many extension messages waiting; one dropped", extra={"topic": shown(topic)})
+            await self._dispatch(message)
+            del message     # not kept while waiting for the next one (an upload is megabytes)
+
+    async def _dispatch(self, message: aiomqtt.Message | Dropped) -> None:
+        if isinstance(message, Dropped):
+            self._refuse_busy(self.requests.route(message.topic, message.properties),
+                              "the worker is reading other large requests (.torrent files) right now; "
+                              "try again in a moment", b"")
+            return
+        topic = str(message.topic)
+        payload = _payload_bytes(message.payload)
+        if self.topics.parse_request_topic(topic) is not None:
+            await self._on_request(topic, payload, message.properties, bool(message.retain))
+        elif self.topics.parse_download_topic(topic) is not None:
+            if payload and topic not in self._published:
+                await self.publish(Message(topic, None))
+        elif not self.queue.submit(f"ext:{topic}", partial(self._dispatch_extension, topic, payload)):
+            log.warning("too many extension messages waiting; one dropped", extra={"topic": shown(topic)})
 
     async def _dispatch_extension(self, topic: str, payload: bytes) -> None:
         for extension in self.extensions:

@@ -40,10 +40,12 @@ from jellybit.protocol import (
     Request,
     SystemStatus,
     Topics,
+    UpgradeRequest,
 )
 from jellybit.protocol import (
     EventType as WireEventType,
 )
+from jellybit.transports import service_health as health
 from jellybit.transports.mqtt import Message, encode
 from jellybit.transports.payloads import (
     add_result,
@@ -81,6 +83,10 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
         assert isinstance(r, ApplyRequest)
         overrides = r.overrides.model_dump(mode="json", exclude_none=True) if r.overrides else None
         return await dl(await commands.apply(r.id, candidate_id=r.candidate_id, overrides=overrides))
+
+    async def upgrade(r: Request) -> Any:
+        assert isinstance(r, UpgradeRequest)
+        return await dl(await commands.upgrade(r.id, choice=r.choice.value))
 
     async def refine(r: Request) -> Any:
         assert isinstance(r, RefineRequest)
@@ -135,7 +141,8 @@ def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awai
         return {"woken": True}
 
     return {
-        Command.ADD: add, Command.APPLY: apply, Command.REFINE: refine, Command.REJECT: reject,
+        Command.ADD: add, Command.APPLY: apply, Command.UPGRADE: upgrade, Command.REFINE: refine,
+        Command.REJECT: reject,
         Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
         Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
         Command.LIST: list_, Command.TITLES: titles, Command.NOTIFY: notify,
@@ -149,7 +156,8 @@ class EngineState:
                  started_at: str | None = None, statuses: Mapping[str, Callable[[], Awaitable[SystemStatus]]]
                  | None = None, sweep_interval: float = 60.0, info_interval: float = 15.0,
                  probe_interval: float = 300.0,
-                 components: Callable[[], Mapping[str, ComponentHealth]] | None = None) -> None:
+                 components: Callable[[], Mapping[str, ComponentHealth]] | None = None,
+                 live: Mapping[str, Callable[[], SystemStatus]] | None = None) -> None:
         self.commands = commands
         self.bus = bus
         self.config = config
@@ -157,6 +165,7 @@ class EngineState:
         self.started_at = started_at or clock.now()
         self.statuses = dict(statuses or {})
         self.components = components
+        self.live = dict(live or {})        # statuses known locally (the bot's), read on every refresh
         self.sweep_interval = sweep_interval
         self.info_interval = info_interval
         self.retention = timedelta(hours=config.mqtt.retention_hours)
@@ -173,15 +182,14 @@ class EngineState:
         qbt = status.qbittorrent
         payload = InfoPayload(
             version=__version__, started_at=self.started_at, panel_url=self.config.panel.base_url,
-            qbittorrent=SystemStatus(enabled=True, connected=qbt.reachable, version=qbt.version,
-                                     detail=qbt.error),
-            llm=SystemStatus(enabled=self.config.llm.enabled,
-                             detail=self.config.llm.model if self.config.llm.enabled else None),
-            metadata={name: SystemStatus(enabled=getattr(self.config.metadata, name).enabled)
+            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
+            llm=health.llm_status(self.config, ok=None, message=""),
+            metadata={name: health.provider_status(self.config, name, None)
                       for name in ("tmdb", "tvdb", "tvmaze")},
-            jellyfin=SystemStatus(enabled=self.config.jellyfin.enabled),
+            jellyfin=health.jellyfin_status(self.config, None),
+            telegram=health.telegram_status(self.config, running=False, error=None, refused=False),
             components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,
-                                              failed_at=h.failed_at)
+                                              failed_at=h.failed_at, code=h.code)
                          for name, h in sorted((self.components() if self.components else {}).items())},
         )
         if status.reconcile is not None:
@@ -192,6 +200,8 @@ class EngineState:
                 payload.metadata[key.split(".", 1)[1]] = result
             else:
                 setattr(payload, key, result)
+        for key, read in self.live.items():
+            setattr(payload, key, read())
         return Message(self.topics.info, encode(payload))
 
     async def _probe(self, key: str) -> SystemStatus:
@@ -269,11 +279,6 @@ class EngineState:
         if event.event_type is EventKind.FAULT:          # about the worker itself, not a download
             return [Message(self.topics.events, encode(event_payload(event).wire()), retain=False),
                     await self.info()]
-        if event.event_type is EventKind.REMOVED:
-            self._retained.pop(event.download_id, None)
-            self._reviews.discard(event.download_id)
-            return [Message(self.topics.download(event.download_id), None),
-                    Message(self.topics.review(event.download_id), None)]
         view = await self.commands.view(event.download_id)
         if view is None:
             return messages

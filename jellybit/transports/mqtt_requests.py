@@ -14,11 +14,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
+from pydantic_core import PydanticSerializationError
 
 from jellybit.config import MqttConfig
 from jellybit.errors import JellybitError
@@ -52,6 +54,26 @@ class Route:
     refused: str | None = None
     asked: str | None = None    # the response topic the request named (kept for the log)
     key: str = ""               # the queue this request waits in (one per client or per topic)
+
+
+class Body:
+    """A payload handed down by reference: the request path takes the bytes out once it reads them,
+    so no caller keeps a megabytes-large upload alive while its `.torrent` is being read."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def take(self) -> bytes:
+        """The bytes, once; afterwards the body is empty."""
+        data, self._data = self._data, b""
+        return data
+
+
+def _bytes(payload: bytes | Body) -> bytes:
+    """The bytes of a payload that is only looked at (a body not yet taken looks empty)."""
+    return payload if isinstance(payload, bytes) else b""
 
 
 @dataclass(frozen=True)
@@ -130,31 +152,33 @@ class Requests:
 
     def refusal(self, route: Route, code: str, message: str, payload: bytes = b"") -> Reply:
         """An error reply that needs no handler (busy, a refused response topic, a retained request)."""
-        body = Response.fail(code, message, _peek_transaction(payload)).model_dump_json()
-        return Reply(route.topic, body.encode("utf-8"), route.correlation)
+        body = _failed(Response.fail(code, message, _peek_transaction(payload)))
+        return Reply(route.topic, body, route.correlation)
 
     # ------------------------------------------------------------ answering
 
-    async def answer(self, topic: str, payload: bytes, route: Route) -> Reply:
+    async def answer(self, topic: str, payload: bytes | Body, route: Route) -> Reply:
         """Run the request (unless its response topic was refused) and build the reply."""
         name = self.topics.parse_request_topic(topic) or ""
         if route.refused is not None:
             log.warning("refused a request: its response topic is not allowed (%s)", route.refused,
                         extra={"command": name[:64], "response_topic": shown(route.asked)})
             return self.refusal(route, "invalid_response_topic",
-                                f"the response topic is not allowed: {route.refused}", payload)
+                                f"the response topic is not allowed: {route.refused}", _bytes(payload))
         return Reply(route.topic, await self.respond_bytes(name, payload), route.correlation)
 
     async def respond(self, name: str, payload: bytes) -> str:
         """The response JSON for a command name and payload; never raises."""
         return (await self.respond_bytes(name, payload)).decode("utf-8")
 
-    async def respond_bytes(self, name: str, payload: bytes) -> bytes:
+    async def respond_bytes(self, name: str, body: bytes | Body) -> bytes:
         """`respond` as the UTF-8 bytes that are published (a 33 KB page is not decoded and encoded again)."""
+        payload = body.take() if isinstance(body, Body) else body
+        del body
         try:
             command = Command(name)
         except ValueError:
-            return _failed(Response.fail("unknown_command", f"unknown command {name[:64]!r}"))
+            return _failed(Response.fail("unknown_command", self._unknown(name), _peek_transaction(payload)))
         if len(payload) > self.config.max_payload_bytes:
             return _failed(Response.fail(
                 "payload_too_large",
@@ -165,6 +189,7 @@ class Requests:
             request = parse_request(command, payload)
         except (ValueError, UnicodeDecodeError) as exc:
             return _failed(Response.fail("invalid_argument", str(exc), _peek_transaction(payload)))
+        del payload     # read: a body's bytes are let go before the command runs
         transaction = request.transaction
         if transaction is None or command in READ_ONLY_COMMANDS:
             body, _final = await self._run(command, request)
@@ -187,6 +212,15 @@ class Requests:
                 del self._tx_locks[key]
             else:
                 self._tx_locks[key] = (lock, users - 1)
+
+    def _unknown(self, name: str) -> str:
+        """Why a request topic names no command, in words."""
+        where = f"publish to {self.topics.request('<command>')}, one of: {', '.join(Command)}"
+        if not name:
+            return f"the request topic names no command; {where}"
+        if "/" in name:
+            return f"commands are one topic level ({name[:64]!r} has more); {where}"
+        return f"unknown command {name[:64]!r}; {where}"
 
     async def _run(self, command: Command, request: Request) -> tuple[bytes, bool]:
         transaction = request.transaction
@@ -212,7 +246,23 @@ class Requests:
 
 
 def _failed(response: Response[Any]) -> bytes:
-    return response.model_dump_json().encode("utf-8")
+    try:
+        return response.model_dump_json().encode("utf-8")
+    except PydanticSerializationError:     # text that is not valid Unicode (a lone surrogate)
+        return safe_json(response.model_dump(mode="json"))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_json(data: Any) -> bytes:
+    """Compact UTF-8 JSON of any text: a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD.
+
+    Escaping it as `\\ud800` would be valid JSON too, but strict readers (pydantic's among them,
+    so the panel's) refuse such escapes; the replacement character reads everywhere.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def response_json(response: Response[Any]) -> bytes:
@@ -227,7 +277,7 @@ def response_json(response: Response[Any]) -> bytes:
         with contextlib.suppress(TypeError):
             return orjson.dumps({"transaction": response.transaction, "status": "ok", "data": response.data,
                                  "error": None})
-    return response.model_dump_json().encode("utf-8")
+    return _failed(response)
 
 
 def _peek_transaction(payload: bytes) -> str | None:
@@ -242,10 +292,5 @@ def peek(payload: bytes, key: str) -> str | None:
     with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
         data = json.loads(payload)
         value = data.get(key) if isinstance(data, dict) else None
-        return value[:128] if isinstance(value, str) else None
-    return None
-    with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
-        data = json.loads(payload)
-        value = data.get("transaction") if isinstance(data, dict) else None
         return value[:128] if isinstance(value, str) else None
     return None

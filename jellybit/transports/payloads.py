@@ -8,7 +8,7 @@ from typing import Any
 from jellybit.core.confidence import label
 from jellybit.core.models import Download, Transition
 from jellybit.core.reasons import PENALTIES, is_blocking, meaning
-from jellybit.core.records import Candidate, Recognition
+from jellybit.core.records import Candidate, Film, Recognition
 from jellybit.core.store_records import DownloadRow, RowPage
 from jellybit.engine.events import Event
 from jellybit.engine.results import (
@@ -20,14 +20,16 @@ from jellybit.engine.results import (
 )
 from jellybit.protocol import (
     CandidatePayload,
-    DownloadPayload,
     EventPayload,
+    FilmPayload,
     LastCompleted,
     PlanItemPayload,
     QueueItem,
     ReasonPayload,
     ReviewPayload,
+    Role,
     SummaryPayload,
+    UpgradePayload,
 )
 
 VERDICTS = ("match", "mismatch", "info")
@@ -71,13 +73,17 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "warnings": list(warnings or ()), "infohashes": sorted(download.hashes()),
         "defer_until": download.defer_until, "created_at": download.created_at,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
+        "jellyfin": jellyfin_row(download.jellyfin_status, download.jellyfin_item_id, download.jellyfin_url,
+                                 download.jellyfin_note, download.jellyfin_checked_at),
     }
 
 
-def download_payload(download: Download, recognition: Recognition | None = None,
-                     warnings: list[str] | None = None) -> DownloadPayload:
-    """The retained `downloads/<id>` payload as a model."""
-    return DownloadPayload.model_validate(download_row(download, recognition, warnings))
+def jellyfin_row(status: str | None, item_id: str | None, url: str | None, note: str | None,
+                 checked_at: str | None) -> dict[str, Any] | None:
+    """The `JellyfinPayload` of a download (None while Jellyfin was never asked about it)."""
+    if not status:
+        return None
+    return {"status": status, "item_id": item_id, "url": url, "note": note, "checked_at": checked_at}
 
 
 def plan_rows(recognition: Recognition) -> list[PlanItemPayload]:
@@ -107,6 +113,8 @@ def _described(details: dict[str, Any]) -> dict[str, Any]:
     seasons = details.get("seasons")
     if isinstance(seasons, dict):
         found["seasons"] = {str(k): v for k, v in seasons.items() if isinstance(v, int)}
+    if isinstance(details.get("film"), str):
+        found["film"] = details["film"]
     evidence = details.get("evidence")
     if isinstance(evidence, list):
         found["evidence"] = [e for e in evidence if isinstance(e, dict) and e.get("verdict") in VERDICTS
@@ -118,6 +126,13 @@ def recommended(recognition: Recognition | None) -> Candidate | None:
     """The candidate to preselect and to apply without a choice: the chosen one, else the nearest."""
     if recognition is None or not recognition.candidates:
         return None
+    unsure = next((f for f in recognition.plan.films if not f.confirmed), None)
+    if unsure is not None:
+        # a movie pack: the pick for its first unsure film (what a one-button Apply should decide)
+        offered = [c for c in recognition.candidates if c.details.get("film") == unsure.key]
+        if offered:
+            return next((c for c in offered if c.chosen), None) or min(
+                offered, key=lambda c: 1.0 if c.distance is None else c.distance)
     chosen = next((c for c in recognition.candidates if c.chosen), None)
     if chosen is not None:
         return chosen
@@ -136,11 +151,20 @@ def candidate_rows(recognition: Recognition) -> list[CandidatePayload]:
     ]
 
 
-def reason_rows(recognition: Recognition) -> list[ReasonPayload]:
-    """The reasons a recognition is not automatic."""
+def reason_rows(recognition: Recognition | Film) -> list[ReasonPayload]:
+    """The reasons a recognition (or one film of a pack) is not automatic."""
     return [ReasonPayload(code=r.code, message=r.message, weight=r.weight, blocking=is_blocking(r),
                           meaning=meaning(r) if r.code in PENALTIES else None)
             for r in recognition.reasons]
+
+
+def film_rows(recognition: Recognition) -> list[FilmPayload]:
+    """A movie pack's films, each with its own match, confidence and reasons."""
+    return [FilmPayload(key=f.key, title=f.title, year=f.year, sources=list(f.sources), provider=f.provider,
+                        provider_id=f.provider_id, match_title=f.match_title, match_year=f.match_year,
+                        confidence=f.confidence, recommendation=f.recommendation.value, confirmed=f.confirmed,
+                        reasons=reason_rows(f))
+            for f in recognition.plan.films]
 
 
 def review_payload(download: Download, recognition: Recognition | None, hints: list[str],
@@ -156,9 +180,11 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
         media_type=recognition.media_type.value if recognition.media_type else None,
         title=recognition.title, year=recognition.year, confidence=recognition.confidence,
         recommendation=recognition.recommendation.value, reasons=reason_rows(recognition),
-        candidates=candidate_rows(recognition), plan=plan,
+        candidates=candidate_rows(recognition), plan=plan, films=film_rows(recognition),
         recommended=(pick.id if (pick := recommended(recognition)) else None),
         collisions=[row.target or row.source for row in plan if row.status == "collision"],
+        upgrades=[UpgradePayload(source=row.source, target=row.target, message=row.note or "")
+                  for row in plan if row.status == "held" and row.role is Role.VIDEO],
     )
 
 
@@ -207,6 +233,7 @@ def detail_payload(detail: DownloadDetail) -> dict[str, Any]:
             "recommendation": recognition.recommendation.value,
             "reasons": [r.model_dump(mode="json") for r in reason_rows(recognition)],
             "candidates": [c.model_dump(mode="json") for c in candidate_rows(recognition)],
+            "films": [f.model_dump(mode="json") for f in film_rows(recognition)],
             "recommended": pick.id if (pick := recommended(recognition)) else None,
             "plan": plan_data(recognition),
             "folder": recognition.plan.folder, "created_at": recognition.created_at,
@@ -257,15 +284,24 @@ def event_payload(event: Event, recognition: Recognition | None = None,
                   panel_url: str | None = None) -> EventPayload:
     """One `events` message, with the recognized work and the panel link a notification shows."""
     review = event.event_type.value == "review_requested"
+    jellyfin = event.event_type.value == "jellyfin"      # `url` opens the item in Jellyfin, `message` why not
     pick = recommended(recognition) if review else None
+    held = next((i.note for i in recognition.plan.items if i.status == "held" and i.role is Role.VIDEO
+                 and i.note), None) if review and recognition is not None else None
+    # A storage fault names its code, and its words are the message too (`reason` says the same).
+    code = event.data.get("code") if event.event_type.value == "fault" else None
     return EventPayload(
+        code=code if isinstance(code, str) else None,
         event_type=event.event_type.value, id=event.download_id, name=event.name,
         to=event.to_state.value if event.to_state else None,
         reason=event.reason or None, actor=event.actor.value if event.actor else None, at=event.at,
         title=recognition.title if recognition else None, year=recognition.year if recognition else None,
-        poster_url=poster_of(recognition), url=panel_link(panel_url, event.download_id),
-        message=headline_reason(recognition) if review else None,
+        poster_url=poster_of(recognition),
+        url=(jellyfin and event.data.get("url")) or panel_link(panel_url, event.download_id),
+        message=(headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None)
+                 if not code else (event.reason or None)),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
+        upgrade=held[:500] if held else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
 
@@ -304,6 +340,8 @@ def list_row(row: DownloadRow) -> dict[str, Any]:
         "provider": row["provider"], "provider_id": row["provider_id"], "target_folder": row["folder"],
         "warnings": [], "infohashes": row["infohashes"], "defer_until": row["defer_until"],
         "created_at": row["created_at"], "updated_at": row["updated_at"], "settled_at": row["settled_at"],
+        "jellyfin": jellyfin_row(row["jellyfin_status"], row["jellyfin_item_id"], row["jellyfin_url"],
+                                 row["jellyfin_note"], row["jellyfin_checked_at"]),
     }
 
 

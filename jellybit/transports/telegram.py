@@ -24,17 +24,19 @@ from jellybit import clock
 from jellybit.config import Config, TelegramConfig
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
+from jellybit.errors import StorageFault
 from jellybit.transports.telegram_access import Gate
 from jellybit.transports.telegram_commands import MENU
 from jellybit.transports.telegram_handlers import Settings, UpdateHandler
 from jellybit.transports.telegram_pings import Pinger, PingStore
-from jellybit.transports.telegram_send import Health, Redactor, retry_seconds
+from jellybit.transports.telegram_send import Health, Redactor, best_effort, retry_seconds
 from jellybit.transports.telegram_webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "callback_query"]
 MAX_BACKOFF = 60.0
+UPDATE_ATTEMPTS = 3                      # a Telegram error while handling one update, before it is given up
 UPDATE_MEMORY = timedelta(days=2)        # Telegram keeps an unconfirmed update for 24 hours
 HOUSEKEEPING_INTERVAL = 6 * 3600.0
 
@@ -92,6 +94,7 @@ class TelegramTransport:
         self.webhook: WebhookReceiver | None = None
         self._offset: int | None = None
         self._ready = False
+        self._failures: dict[int, int] = {}          # update id -> Telegram errors while handling it
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -134,6 +137,8 @@ class TelegramTransport:
             try:
                 older = clock.format_time(clock.utcnow() - UPDATE_MEMORY)
                 await self.store.telegram_forget_updates(older)
+            except StorageFault:
+                pass                      # the storage watch names the fault once; next round tries again
             except Exception:
                 log.exception("telegram housekeeping failed")
             await asyncio.sleep(HOUSEKEEPING_INTERVAL)
@@ -179,10 +184,13 @@ class TelegramTransport:
                 await asyncio.sleep(retry_seconds(exc))
                 continue
             except InvalidToken as exc:
-                if self.health.down_since_error is None:
-                    log.error("telegram refused the bot token; check telegram.token")
-                self.health.failed(exc)
-                backoff = self.max_backoff
+                # PTB raises InvalidToken for any 401 or 404, a missing file included: only getMe can tell.
+                refused = await self.token_refused()
+                if refused:
+                    if self.health.down_since_error is None:
+                        log.error("telegram refused the bot token; check telegram.token")
+                    backoff = self.max_backoff
+                self.health.failed(exc, refused=refused)
             except TelegramError as exc:
                 self.health.failed(exc)
             except Exception:
@@ -209,13 +217,52 @@ class TelegramTransport:
                 return
             try:
                 await self.handler.handle(update)
-            except TelegramError:
+            except RetryAfter:
                 raise
+            except TelegramError as exc:
+                # Retried with the receive loop's backoff, but never for ever: one update that keeps
+                # failing (a file Telegram will not hand over) must not hold back every later one.
+                failures = self._failures.get(update.update_id, 0) + 1
+                if failures < UPDATE_ATTEMPTS:
+                    self._failures[update.update_id] = failures
+                    raise
+                await self._give_up(update, exc)
             except Exception:
                 # A bug must not block every later update: log it, remember the update, go on.
                 log.exception("a telegram update could not be handled; skipped",
                               extra={"update_id": update.update_id})
-            await self.store.telegram_mark_update(update.update_id)
+            self._failures.pop(update.update_id, None)
+            try:
+                await self.store.telegram_mark_update(update.update_id)
+            except StorageFault:
+                # Handled and answered: the next getUpdates confirms it. Handling it again on every
+                # retry while the database refuses writes would answer the sender again and again.
+                pass
+
+    async def _give_up(self, update: Update, exc: TelegramError) -> None:
+        """Log why an update is given up and tell its sender (best effort) to send it again."""
+        reason = self.redact(exc)
+        log.warning("a telegram update failed %d times; given up", UPDATE_ATTEMPTS,
+                    extra={"update_id": update.update_id, "error": reason, "error_type": type(exc).__name__})
+        chat = update.effective_chat
+        if chat is None:
+            return
+        text = (f"I could not handle that message ({type(exc).__name__}: {reason}), "
+                f"not after {UPDATE_ATTEMPTS} tries. Please send it again later.")
+        message = update.effective_message
+        reply_to = message.message_id if message is not None and update.callback_query is None else None
+        await best_effort(lambda: self.bot.send_message(chat.id, text, reply_to_message_id=reply_to),
+                          "give-up notice", self.redact)
+
+    async def token_refused(self) -> bool:
+        """True when getMe itself is refused (the token is wrong); False when it works or cannot be asked."""
+        try:
+            await self.bot.get_me()
+        except InvalidToken:
+            return True
+        except Exception:
+            return False
+        return False
 
     async def process_json(self, data: dict[str, Any]) -> bool:
         """Handle an update posted to the webhook; False asks Telegram to deliver it again."""

@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 TELEGRAM_FILE_LIMIT = 20 * 1024 * 1024     # the Bot API's getFile limit
 TORRENT_MIME = "application/x-bittorrent"
+# The better-copy buttons: the `upgrade` command's choice, and what the answer says.
+UPGRADE_PRESSES = {Action.KEEP_BOTH: ("keep_both", "Kept both"),
+                   Action.REPLACE: ("replace", "Replacing the library's copy (undo brings it back)"),
+                   Action.SKIP: ("skip", "Skipped")}
 
 
 @dataclass
@@ -230,6 +234,10 @@ class UpdateHandler:
         if press.action is Action.CANDIDATE:
             await self.commands.apply(target, candidate_id=press.candidate_id)
             return f"Applied by {name} with the chosen match; laying it out.", True
+        if press.action in UPGRADE_PRESSES:
+            choice, words = UPGRADE_PRESSES[press.action]
+            await self.commands.upgrade(target, choice=choice)
+            return f"{words} by {name}; laying it out.", True
         if press.action is Action.REJECT:
             await self.commands.reject(target, reason=f"rejected in Telegram by {name}")
             return f"Rejected by {name}; nothing is laid out.", True

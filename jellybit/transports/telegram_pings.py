@@ -6,12 +6,16 @@ when it is sent, from the download as it is then: one whose download has left th
 meanwhile is superseded instead of sent, and a review ping waits out a defer. Failures
 reschedule with backoff (429: exactly `retry_after`, and the whole sender pauses), so no
 ping is lost to an outage; a restart re-checks the transitions since the event cursor.
+While the database refuses writes (a `StorageFault`: full, read-only, locked), new pings wait in
+memory (at most `HELD_MAX`) and are queued, in order, once a write gets through; the cursor stays
+before them, and pings beyond the bound are found again by a catch-up from that cursor.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import partial
@@ -26,7 +30,7 @@ from jellybit.core.states import State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventKind, Subscription
 from jellybit.engine.results import DownloadDetail
-from jellybit.errors import NotFound
+from jellybit.errors import NotFound, StorageFault
 from jellybit.logs import for_download
 from jellybit.transports.telegram_render import Card, done_card, failed_card, review_card
 from jellybit.transports.telegram_send import Health, Redactor, retry_seconds, send_card
@@ -36,12 +40,15 @@ log = logging.getLogger(__name__)
 KINDS: dict[EventKind, State] = {
     EventKind.REVIEW_REQUESTED: State.REVIEW, EventKind.DONE: State.DONE, EventKind.FAILED: State.FAILED,
 }
+JELLYFIN_PINGS = frozenset({"found", "missing", "unreachable"})   # `jellyfin` event reasons worth a ping
 CURSOR = "event_cursor"
 CURSOR_SLACK = timedelta(minutes=1)   # events of different downloads may arrive slightly out of order
 MAX_BACKOFF = 300.0
 FORBIDDEN_BACKOFF = 3600.0            # the user blocked the bot or never pressed Start
 IDLE_WAKE = 60.0
 ASKED = "asked:"                      # key prefix of review cards a user asked for (/review)
+HELD_MAX = 256                        # pings kept in memory while the database refuses writes
+HELD_RETRY = 2.0                      # seconds between tries to queue them
 
 
 class PingStore(Protocol):
@@ -101,6 +108,9 @@ class Pinger:
         self.health = Health("sending", redact)
         self._wake = asyncio.Event()
         self._paused_until = 0.0
+        # (download, chat, kind, dedupe key, due) of pings the database refused, oldest first
+        self._held: deque[tuple[str, int, str, str, str | None]] = deque()
+        self._owed = False                # pings were dropped from memory: a catch-up finds them
 
     # ------------------------------------------------------------ queueing
 
@@ -109,26 +119,81 @@ class Pinger:
         """Queue a ping for every chat (or the given ones); returns how many were new."""
         added = 0
         for chat in (self.chats if chats is None else chats):
-            added += await self.store.telegram_enqueue(download_id, chat, kind, f"{kind}@{key}", due_at)
+            ping = (download_id, chat, kind, f"{kind}@{key}", due_at)
+            if self._held:                # keep the order: behind the pings already waiting
+                self._hold(ping)
+                continue
+            try:
+                added += await self.store.telegram_enqueue(*ping)
+            except StorageFault as fault:
+                self._hold(ping, fault)
+        if added:
+            self._wake.set()
+        return added
+
+    def _hold(self, ping: tuple[str, int, str, str, str | None], fault: StorageFault | None = None) -> None:
+        if fault is not None:
+            # One line per fault, not a traceback per event (the storage watch names the fault).
+            log.warning("telegram pings wait in memory until the database takes writes again: %s",
+                        fault.message, extra={"code": fault.code})
+        if len(self._held) >= HELD_MAX:
+            self._held.popleft()
+            self._owed = True
+        self._held.append(ping)
+
+    @property
+    def held(self) -> int:
+        """How many pings wait in memory for the database to take writes again."""
+        return len(self._held)
+
+    async def flush_held(self) -> int:
+        """Queue the pings held during a database fault, oldest first; stops at the first refusal."""
+        added = flushed = 0
+        while self._held:
+            try:
+                added += await self.store.telegram_enqueue(*self._held[0])
+            except StorageFault:
+                return added
+            self._held.popleft()
+            flushed += 1
+        if flushed:
+            log.info("telegram pings queued after the database fault", extra={"pings": flushed})
+        if self._owed:
+            self._owed = False
+            added += await self.catch_up()
         if added:
             self._wake.set()
         return added
 
     async def on_event(self, event: Event) -> None:
         """Queue the pings one engine event asks for, then move the cursor past it."""
+        if self._held:
+            await self.flush_held()
+        if event.event_type is EventKind.JELLYFIN and event.reason in JELLYFIN_PINGS:
+            # Jellyfin's answer re-renders the done card: "In Jellyfin" with the link, or what to check
+            await self.enqueue(event.download_id, State.DONE.value, f"jellyfin-{event.reason}@{event.at}")
+            return
         state = KINDS.get(event.event_type)
         if state is None:
             return
         await self.enqueue(event.download_id, state.value, event.at)
+        if self._held:
+            return                        # the cursor stays before the pings not queued yet
         cursor = await self.store.telegram_value(CURSOR)
         if cursor is None or event.at > cursor:
-            await self.store.telegram_set_value(CURSOR, event.at)
+            try:
+                await self.store.telegram_set_value(CURSOR, event.at)
+            except StorageFault:
+                pass                      # the ping is queued; a restart re-checks from the older cursor
 
     async def catch_up(self) -> int:
         """Queue what a crash between an event and its queueing lost; the first start sets the cursor."""
         cursor = await self.store.telegram_value(CURSOR)
         if cursor is None:
-            await self.store.telegram_set_value(CURSOR, clock.now())
+            try:
+                await self.store.telegram_set_value(CURSOR, clock.now())
+            except StorageFault:
+                pass                      # the first event queued sets it
             return 0
         since = clock.format_time(clock.parse_time(cursor) - CURSOR_SLACK)
         added = 0
@@ -180,12 +245,16 @@ class Pinger:
         while True:
             self._wake.clear()
             try:
+                if self._held:
+                    await self.flush_held()
                 await self.send_due()
                 due = await self.store.telegram_next_due()
+            except StorageFault:
+                due = None                # the storage watch names the fault once
             except Exception:
                 log.exception("telegram ping sender failed; retrying")
                 due = None
-            wait = IDLE_WAKE
+            wait = HELD_RETRY if self._held else IDLE_WAKE
             if due is not None:
                 wait = min(wait, max(0.0, (clock.parse_time(due) - clock.utcnow()).total_seconds()))
             wait = max(wait, self._paused_until - loop.time(), 0.05)

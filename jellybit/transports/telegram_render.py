@@ -113,6 +113,25 @@ def close_candidates(recognition: Recognition, margin: float) -> list[Candidate]
     return ranked[:MAX_CANDIDATE_BUTTONS]
 
 
+def film_lines(recognition: Recognition) -> list[str]:
+    """A movie pack film by film: what each matched, and whether it needs you."""
+    lines = []
+    for film in recognition.plan.films[:MAX_REASONS * 2]:
+        read = film.title + (f" ({film.year})" if film.year else "")
+        match = (film.match_title or "no match") + (f" ({film.match_year})" if film.match_year else "")
+        lines.append(f"{'✓' if film.confirmed else '?'} {esc(read, 80)} → {esc(match, 80)}"
+                     + ("" if film.confirmed else " — <b>needs you</b>"))
+    return lines
+
+
+def film_candidates(recognition: Recognition) -> list[Candidate]:
+    """A pack's buttons: the candidates of its unsure films (a press decides that film only)."""
+    unsure = [f.key for f in recognition.plan.films if not f.confirmed]
+    ranked = sorted((c for c in recognition.candidates if c.id and c.details.get("film") in unsure),
+                    key=lambda c: (unsure.index(c.details["film"]), c.distance is None, c.distance or 0.0))
+    return ranked[:MAX_CANDIDATE_BUTTONS]
+
+
 def candidate_label(candidate: Candidate) -> str:
     """A candidate on a button: `Fargo (2014) · series · tvdb`."""
     year = f" ({candidate.year})" if candidate.year else ""
@@ -149,6 +168,7 @@ def review_card(download: Download, recognition: Recognition | None, *, panel: s
         blocking = [r for r in reasons if r.blocking] or reasons
         for reason in blocking[:MAX_REASONS]:
             body.append(f"• {esc(reason.message, 220)}")
+        body.extend(film_lines(recognition))
         if recognition.confidence is not None:
             level = recognition.recommendation.value
             body.append(f"Confidence {round(recognition.confidence * 100)}%"
@@ -160,7 +180,17 @@ def review_card(download: Download, recognition: Recognition | None, *, panel: s
     rows = [[_button("Apply", Press(Action.APPLY, download.id)),
              _button("Reject", Press(Action.REJECT, download.id)),
              _button("Defer", Press(Action.DEFER, download.id))]]
-    if recognition is not None:
+    if recognition is not None and any(i.status == "held" for i in recognition.plan.items):
+        # The better-copy question: what the library has is in the reasons above.
+        rows = [[_button("Keep both", Press(Action.KEEP_BOTH, download.id)),
+                 _button("Replace", Press(Action.REPLACE, download.id)),
+                 _button("Skip", Press(Action.SKIP, download.id))],
+                [_button("Reject", Press(Action.REJECT, download.id)),
+                 _button("Defer", Press(Action.DEFER, download.id))]]
+    elif recognition is not None and recognition.plan.films:
+        rows.extend([_button(candidate_label(c), Press(Action.CANDIDATE, download.id, c.id))]
+                    for c in film_candidates(recognition))
+    elif recognition is not None:
         rows.extend([_button(candidate_label(c), Press(Action.CANDIDATE, download.id, c.id))]
                     for c in close_candidates(recognition, margin))
     rows.append(_panel_row(panel, download.id, url_buttons))
@@ -179,12 +209,20 @@ def _where(recognition: Recognition | None) -> str | None:
 
 def done_card(download: Download, recognition: Recognition | None, links: Sequence[object] = (), *,
               panel: str, url_buttons: bool = True) -> Card:
-    """Done: where it went (library and folder), how many files, and a warning for copies."""
-    head = [f"<b>Done:</b> {esc(title_of(download, recognition))}"]
+    """Done: where it went (library and folder), how many files, a warning for copies, and whether
+    Jellyfin lists it (the item's link, or what to check)."""
+    status = download.jellyfin_status
+    lead = {"found": "In Jellyfin", "missing": "Done, not in Jellyfin yet",
+            "unreachable": "Done, not confirmed by Jellyfin"}.get(status or "", "Done")
+    head = [f"<b>{lead}:</b> {esc(title_of(download, recognition))}"]
     body: list[str] = []
     where = _where(recognition)
     if where:
         body.append(f"In {esc(where, 300)}")
+    if status == "found" and download.jellyfin_url:
+        body.append(f"Open in Jellyfin: {esc(download.jellyfin_url, 500)}")
+    elif status in ("missing", "unreachable") and download.jellyfin_note:
+        body.append(f"⚠ {esc(download.jellyfin_note, 600)}")
     live = [link for link in links if str(getattr(link, "status", "")) in LIVE_LINKS]
     if live:
         copied = sum(1 for link in live if str(getattr(link, "status", "")) == "copied")

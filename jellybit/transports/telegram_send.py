@@ -59,9 +59,12 @@ class Health:
         self.what = what
         self.redact = redact
         self.down_since_error: str | None = None
+        self.refused = False                # the last failure was Telegram refusing the token
+        self.reached = False                # Telegram answered at least once
 
-    def failed(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException, *, refused: bool = False) -> None:
         """Record a failure; only the first of a run is logged."""
+        self.refused = refused
         message = self.redact(exc)
         if self.down_since_error is None:
             log.warning("telegram %s failed; retrying with backoff", self.what,
@@ -70,6 +73,7 @@ class Health:
 
     def ok(self) -> None:
         """Record a success; logs the recovery after a failure."""
+        self.reached, self.refused = True, False
         if self.down_since_error is not None:
             log.info("telegram %s works again", self.what)
             self.down_since_error = None
@@ -131,6 +135,10 @@ async def best_effort(call: Callable[[], Any], what: str, redact: Redactor) -> A
             wait = retry_seconds(exc)
             if wait > MAX_REPLY_WAIT:
                 log.warning("telegram %s dropped: flood wait too long", what, extra={"retry_after": wait})
+                return None
+            if attempt == REPLY_ATTEMPTS:
+                log.warning("telegram %s dropped: still flood-limited after %d tries", what, attempt,
+                            extra={"retry_after": wait, "error": redact(exc)})
                 return None
             await asyncio.sleep(wait)
         except (BadRequest, Forbidden) as exc:

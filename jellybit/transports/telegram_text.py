@@ -138,6 +138,9 @@ class Action(StrEnum):
     UNDO_ASK = "u"         # asks for confirmation in a new message
     UNDO = "U"             # confirmed
     UNDO_KEEP = "n"        # not confirmed
+    KEEP_BOTH = "k"        # better copy: a Jellyfin version beside the library's copy
+    REPLACE = "p"          # better copy: the library's copy is replaced (undo brings it back)
+    SKIP = "s"             # better copy: lay nothing of it
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Broker accounts for the local stack: the worker and the panel get passwords, nobody is anonymous.
+"""Broker accounts for the local stack: the worker, the panel, scripts and the CLI (`cli`) and Home
+Assistant (`homeassistant`) get passwords; nobody is anonymous.
 
 mosquitto's own password file format (`user:$7$101$<salt>$<hash>`: PBKDF2-SHA512, 101 rounds, a
 12-byte salt, as `mosquitto_passwd` 2.0 writes it), an ACL like the one shipped for compose, and
@@ -7,8 +8,6 @@ the keys a config written before this change lacks, added in place (the file is 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import pwd
@@ -17,12 +16,14 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from devstack.passwd import passwd_text, write_private
 from jellybit.config import Config
 
-ITERATIONS = 101
-SALT_BYTES = 12
 WORKER_ACCOUNT = "jellybit"
 PANEL_ACCOUNT = "panel"
+CLI_ACCOUNT = "cli"                     # mosquitto_pub/sub, scripts, the CLI by hand
+HA_ACCOUNT = "homeassistant"            # Home Assistant's MQTT integration
+OWN_ACCOUNTS = (PANEL_ACCOUNT, CLI_ACCOUNT, HA_ACCOUNT)     # passwords kept in accounts.json
 
 ACL = f"""# Written by run-local on every start (see mosquitto/acl for the compose stack).
 user {WORKER_ACCOUNT}
@@ -30,45 +31,38 @@ topic readwrite jellybit/#
 topic readwrite homeassistant/#
 
 user {PANEL_ACCOUNT}
-topic read jellybit/#
 topic write jellybit/request/#
+
+user {CLI_ACCOUNT}
+topic write jellybit/request/#
+
+user {HA_ACCOUNT}
+topic write jellybit/request/#
+topic readwrite homeassistant/#
+
+# Every account: the retained state and the events, and only its own answers
+# (jellybit/response/<user name>/...; mosquitto/README.md).
+pattern read jellybit/+
+pattern read jellybit/downloads/#
+pattern read jellybit/reviews/#
+pattern read jellybit/ha/#
+pattern read jellybit/response/%u/#
 """
 
 
-def password_hash(password: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> str:
-    """The `$7$` entry mosquitto 2.0 checks a password against."""
-    salt = salt if salt is not None else os.urandom(SALT_BYTES)
-    digest = hashlib.pbkdf2_hmac("sha512", password.encode("utf-8"), salt, iterations, dklen=64)
-    return f"$7${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
-
-
-def passwd_text(accounts: Mapping[str, str]) -> str:
-    """A mosquitto password file for `{user: password}`."""
-    for user in accounts:
-        if not user or ":" in user or any(c.isspace() for c in user):
-            raise ValueError(f"not a broker user name: {user!r}")
-    return "".join(f"{user}:{password_hash(password)}\n" for user, password in accounts.items())
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read (it holds passwords or their hashes)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.chmod(path, 0o600)
-
-
-def panel_password(accounts_file: Path) -> str:
-    """The panel's broker password, made once and kept in a file of its own (0600)."""
+def account_passwords(accounts_file: Path) -> dict[str, str]:
+    """The panel's, the CLI's and Home Assistant's broker passwords: made once, kept in a file of
+    their own (0600); one missing from an older file is added."""
     try:
         known = json.loads(accounts_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         known = {}
-    password = known.get(PANEL_ACCOUNT) if isinstance(known, dict) else None
-    if not isinstance(password, str) or not password:
-        password = secrets.token_urlsafe(18)
-        write_private(accounts_file, json.dumps({PANEL_ACCOUNT: password}))
-    return password
+    known = known if isinstance(known, dict) else {}
+    passwords = {name: value for name in OWN_ACCOUNTS if isinstance(value := known.get(name), str) and value}
+    if len(passwords) < len(OWN_ACCOUNTS):
+        passwords = {name: passwords.get(name) or secrets.token_urlsafe(18) for name in OWN_ACCOUNTS}
+        write_private(accounts_file, json.dumps(passwords))
+    return passwords
 
 
 def add_missing_keys(config: Path, section: str, values: Mapping[str, str]) -> list[str]:
@@ -121,11 +115,11 @@ def write_broker_files(folder: Path, config: Config) -> dict[str, str]:
     """Write the password file and the ACL (both 0600); return the panel's account for its process."""
     if config.mqtt.username is None or config.mqtt.password is None:
         raise ValueError("the local stack's config needs mqtt.username and mqtt.password")
-    panel = panel_password(folder / "accounts.json")
-    accounts = {config.mqtt.username: config.mqtt.password.get_secret_value(), PANEL_ACCOUNT: panel}
+    own = account_passwords(folder / "accounts.json")
+    accounts = {config.mqtt.username: config.mqtt.password.get_secret_value(), **own}
     write_private(folder / "passwd", passwd_text(accounts))
     write_private(folder / "acl", ACL.replace(f"user {WORKER_ACCOUNT}\n", f"user {config.mqtt.username}\n"))
-    return {"JB_PANEL_MQTT_USER": PANEL_ACCOUNT, "JB_PANEL_MQTT_PASSWORD": panel}
+    return {"JB_PANEL_MQTT_USER": PANEL_ACCOUNT, "JB_PANEL_MQTT_PASSWORD": own[PANEL_ACCOUNT]}
 
 
 def security_lines(folder: Path) -> str:

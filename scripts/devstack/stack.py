@@ -15,6 +15,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -26,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from devstack.broker import security_lines, upgrade_config, write_broker_files
+from devstack.broker import (
+    CLI_ACCOUNT,
+    HA_ACCOUNT,
+    account_passwords,
+    security_lines,
+    upgrade_config,
+    write_broker_files,
+)
 from devstack.metadata import Ask, metadata_keys, metadata_toml, terminal_ask, tvmaze_enabled
 from jellybit.config import Config, load_config
 from jellybit.errors import ConfigError
@@ -256,12 +264,36 @@ def config_ports(config: Config, path: Path) -> dict[str, int]:
             "panel": config.panel.port}
 
 
+GENERATED_MARK = "# Jellybit local stack (scripts/run-local). Generated once"
+
+
+def _move_ports(path: Path, ports: Mapping[str, int], current: Mapping[str, int]) -> list[str]:
+    """Rewrite the broker, WebUI and panel ports of a config run-local wrote; the names changed."""
+    text = path.read_text(encoding="utf-8")
+    moved = []
+    for name in ("mqtt", "qbittorrent", "panel"):
+        old, new = current[name], ports[name]
+        if old == new:
+            continue
+        text = text.replace(f"127.0.0.1:{old}\"", f"127.0.0.1:{new}\"")
+        if name == "panel":
+            text = re.sub(rf"(?m)^port = {old}$", f"port = {new}", text)
+        moved.append(f"{name} {old} → {new}")
+    if moved:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+    return moved
+
+
 def ensure_config(paths: StackPaths, env: Mapping[str, str],
-                  ask: Ask | None = None) -> tuple[Config, dict[str, int]]:
-    """Write the config on the first run (metadata keys from `env`, else `ask`ed); afterwards load it,
-    and refuse ports that disagree with it."""
+                  ask: Ask | None = None, *, panel: bool = True) -> tuple[Config, dict[str, int]]:
+    """Write the config on the first run (metadata keys from `env`, else `ask`ed) once its ports are
+    free; afterwards load it. A JELLYBIT_LOCAL_*_PORT that disagrees moves the port in a config
+    run-local wrote, and is refused for one written by hand."""
     wanted = requested_ports(env)
     if not paths.config.exists():
+        check_ports(wanted, panel=panel)        # before anything is written: a busy port is no trap
         metadata = metadata_toml(metadata_keys(env, ask), tvmaze=tvmaze_enabled(env))
         text = config_text(paths, wanted, secrets.token_urlsafe(18), metadata)
         fd = os.open(paths.config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds a password
@@ -274,10 +306,18 @@ def ensure_config(paths: StackPaths, env: Mapping[str, str],
               "clients, the panel needs a login)", file=sys.stderr)
         config = load_config(paths.config, env=dict(env))
     ports = {**config_ports(config, paths.config), "torrent": wanted["torrent"]}
-    for name in ("mqtt", "qbittorrent", "panel"):
-        if env.get(PORT_ENV[name]) and ports[name] != wanted[name]:
-            raise StackError(f"{PORT_ENV[name]}={wanted[name]} but {paths.config} uses port {ports[name]}; "
-                             "change the port in that file (or unset the variable)")
+    differ = [name for name in ("mqtt", "qbittorrent", "panel")
+              if env.get(PORT_ENV[name]) and ports[name] != wanted[name]]
+    if differ and paths.config.read_text(encoding="utf-8").startswith(GENERATED_MARK):
+        moved = _move_ports(paths.config, {**ports, **{n: wanted[n] for n in differ}}, ports)
+        variables = ", ".join(PORT_ENV[n] for n in differ)
+        print(f"run-local: {', '.join(moved)} in {paths.config} (from {variables})", file=sys.stderr)
+        config = load_config(paths.config, env=dict(env))
+        ports = {**config_ports(config, paths.config), "torrent": wanted["torrent"]}
+    elif differ:
+        name = differ[0]
+        raise StackError(f"{PORT_ENV[name]}={wanted[name]} but {paths.config} uses port {ports[name]}; "
+                         "change the port in that file (or unset the variable)")
     if config.qbittorrent.password is None or not config.qbittorrent.password.get_secret_value():
         raise StackError(f"qbittorrent.password is missing in {paths.config}: the local qBittorrent "
                          "needs one")
@@ -397,8 +437,8 @@ def check_ports(ports: Mapping[str, int], *, panel: bool) -> None:
         kinds = (socket.SOCK_STREAM, socket.SOCK_DGRAM) if name == "torrent" else (socket.SOCK_STREAM,)
         if any(port_in_use(port, kind) for kind in kinds):
             raise StackError(f"port {port} ({name}) on 127.0.0.1 is in use by another program; "
-                             f"free it, or pick another port ({PORT_ENV[name]} on a first run, "
-                             "the config file afterwards)")
+                             f"free it, or pick another port with {PORT_ENV[name]}=PORT (nothing "
+                             "was written)")
 
 
 def panel_available() -> bool:
@@ -417,10 +457,10 @@ def prepare(paths: StackPaths, env: Mapping[str, str], ask: Ask | None = None) -
     """Everything before the processes start; returns the variables the script needs."""
     for folder in paths.folders():
         folder.mkdir(parents=True, exist_ok=True)
-    config, ports = ensure_config(paths, env, ask)
-    for line in stop_stale(paths):
-        print(f"run-local: stopped {line} left over from an earlier run", file=sys.stderr)
     panel = panel_available()
+    for line in stop_stale(paths):          # first: a killed run's services hold the ports
+        print(f"run-local: stopped {line} left over from an earlier run", file=sys.stderr)
+    config, ports = ensure_config(paths, env, ask, panel=panel)
     check_ports(ports, panel=panel)
     panel_account = write_service_configs(paths, config, ports)
     return {
@@ -442,6 +482,9 @@ def summary(paths: StackPaths, config: Config, *, panel: bool) -> str:
     if panel and config.panel.username and config.panel.password:
         panel_line += f"  user {config.panel.username}  password {config.panel.password.get_secret_value()}"
     providers = ", ".join(n for n in ("tvmaze", "tmdb", "tvdb") if getattr(config.metadata, n).enabled)
+    own = account_passwords(paths.mosquitto_conf.parent / "accounts.json")
+    cli, ha = own[CLI_ACCOUNT], own[HA_ACCOUNT]
+    port, base = urlsplit(config.mqtt.url).port, config.mqtt.base_topic
     return "\n".join([
         "",
         "Jellybit is running. Ctrl-C stops everything.",
@@ -456,8 +499,15 @@ def summary(paths: StackPaths, config: Config, *, panel: bool) -> str:
         f"  config       {paths.config}",
         f"  logs         {paths.logs}/  ({logs})",
         "",
+        f"  scripts      broker account {CLI_ACCOUNT}  password {cli}",
+        f"  Home Assistant  broker account {HA_ACCOUNT}  password {ha}  (MQTT integration: 127.0.0.1 "
+        f"port {port})",
+        "",
         f"  try: {jellybit} --config {shlex.quote(str(paths.config))} add 'magnet:?xt=urn:btih:…'",
         f"       {jellybit} --config {shlex.quote(str(paths.config))} list",
+        f"       mosquitto_sub -p {port} -u {CLI_ACCOUNT} -P {shlex.quote(cli)} -t '{base}/#' -v",
+        f"       mosquitto_pub -p {port} -u {CLI_ACCOUNT} -P {shlex.quote(cli)} -t {base}/request/add "
+        "-m 'magnet:?xt=urn:btih:…'",
         "",
     ])
 

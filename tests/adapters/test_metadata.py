@@ -103,7 +103,7 @@ async def test_tmdb_series_details_have_seasons_and_ids(fake_tmdb: FakeTmdb, mak
     assert fargo.url == "https://www.themoviedb.org/tv/60622"
     (call,) = fake_tmdb.calls("/tv/60622")
     assert set(call.param("append_to_response").split(",")) == {
-        "alternative_titles", "external_ids", "translations"}
+        "alternative_titles", "external_ids", "translations", "credits"}
 
 
 async def test_tmdb_movie_details_have_aliases_and_no_seasons(
@@ -178,7 +178,7 @@ async def test_tvmaze_search_and_details(fake_tvmaze: FakeTvmaze, make) -> None:
     assert method.details["original_language"] == "ru"
     assert method.details["external_ids"] == {"tvdb": "300241", "imdb": "tt4733812"}
     (call,) = fake_tvmaze.calls("/shows/8137")
-    assert call.query["embed[]"] == ["seasons", "episodes"]
+    assert call.query["embed[]"] == ["seasons", "episodes", "cast", "crew"]
     assert await provider.search(MetadataQuery("Fargo", media_type="movie")) == []
 
 

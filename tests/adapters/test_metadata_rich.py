@@ -9,8 +9,9 @@ import pytest
 
 from jellybit.adapters.metadata import RetryPolicy, TmdbProvider, TvdbProvider, TvmazeProvider
 from jellybit.core.ports import MetadataQuery
+from tests.support.fake_catalogue import numbering_shows
 from tests.support.fake_http import FakeHttpServer
-from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze
+from tests.support.fake_metadata import Catalogue, FakeTitle, FakeTmdb, FakeTvdb, FakeTvmaze
 
 FAST = RetryPolicy(attempts=1, max_wait=1.0, backoff=0.01)
 SHAMELESS_US = {"tmdb": "34307", "tvdb": "161511", "tvmaze": "150"}
@@ -144,3 +145,35 @@ async def test_tvdb_hostile_remote_ids_are_cleaned(fake_tvdb: FakeTvdb, make) ->
     (found,) = await make(fake_tvdb).search(MetadataQuery("show"))
     assert found.details["external_ids"] == {"imdb": "tt123", "tmdb": "99"}
     assert found.details["country"] == "US"
+
+
+# ---------------------------------------------------------------- air dates and people
+
+LATE = next(t for t in numbering_shows() if t.title == "Late Report")
+LATE_IDS = {"tmdb": "5601", "tvdb": "5602", "tvmaze": "5603"}
+
+
+async def test_every_provider_lists_the_episode_aired_on_a_date(fake_any: FakeHttpServer, make: Any,
+                                                                fake_catalogue: Catalogue) -> None:
+    fake_catalogue.add(LATE)
+    provider = make(fake_any)
+    found = await provider.aired(LATE_IDS[provider.name], ["2019-03-11", "2019-03-09"])
+    assert found == {"2019-03-11": ((3, 10),), "2019-03-09": ()}
+
+
+async def test_tmdb_and_tvmaze_name_the_creators_and_the_cast(fake_tmdb: FakeTmdb, fake_tvmaze: FakeTvmaze,
+                                                              fake_catalogue: Catalogue, make: Any) -> None:
+    fake_catalogue.add(LATE)
+    for fake in (fake_tmdb, fake_tvmaze):
+        provider = make(fake)
+        show = await provider.details("series", LATE_IDS[provider.name])
+        assert show.details["people"] == ["Ann Creator", "Bob Anchor"], provider.name
+
+
+async def test_tmdb_names_a_films_director_first(fake_tmdb: FakeTmdb, fake_catalogue: Catalogue,
+                                                 make: Any) -> None:
+    fake_catalogue.add(FakeTitle("movie", "Pulp Fiction", 1994, tmdb_id=680, directors=["Quentin Tarantino"],
+                                 cast=["John Travolta"]))
+    film = await make(fake_tmdb).details("movie", "680")
+    assert film.details["people"] == ["Quentin Tarantino", "John Travolta"]
+    assert "credits" in (fake_tmdb.requests[-1].param("append_to_response") or "")

@@ -104,3 +104,19 @@ async def test_past_the_slots_and_the_line_the_caller_is_told_busy(tmp_path: Pat
     assert await first == "finished"
     assert await second == "finished"
     assert not (tmp_path / "c").exists()
+
+
+def bomb(containers: int) -> bytes:
+    """A valid torrent plus a key holding `containers` empty lists: 2 bytes each in the file, about
+    64 in memory once decoded (a bencode bomb)."""
+    info = {b"name": b"Bomb", b"piece length": 65536, b"length": 1000, b"pieces": b"\0" * 20}
+    return bencode2.bencode({b"info": info})[:-1] + b"2:zzl" + b"le" * containers + b"ee"
+
+
+async def test_a_bencode_bomb_hits_the_memory_budget_and_is_refused_in_words() -> None:
+    data = bomb(1_500_000)                                 # 3 MB on disk, about 100 MiB decoded
+    parse = offloaded_parser(Offloader(timeout=120, memory=32 * 1024 * 1024))
+    with pytest.raises(InvalidSource, match="needs more than 32 MiB of memory"):
+        await parse(data, 10_000_000)
+    # The same budget reads a real 20,000-file torrent (about 2 MB), and the next call works.
+    assert len((await parse(pack(20_000), 20_000_000)).files) == 20_000

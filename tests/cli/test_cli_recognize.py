@@ -110,3 +110,37 @@ def test_a_name_is_required() -> None:
 def test_file_lists_take_sizes_or_bare_paths() -> None:
     files = read_file_list("100\tA/b.mkv\nA/c.srt\n\n")
     assert [(f.path, f.size) for f in files] == [("A/b.mkv", 100), ("A/c.srt", 1 << 30)]
+
+
+@pytest.mark.parametrize("with_tvmaze", [False, True])
+def test_a_film_without_a_tmdb_key_says_what_films_need(fake_tvmaze, with_tvmaze: bool) -> None:
+    """Not "no metadata provider answered": the reason names the key and where to get it, whether
+    no provider is on or only TVMaze (shows only) is."""
+    config = Config(metadata=MetadataConfig(tvmaze=fake_tvmaze.config() if with_tvmaze else
+                                            TvmazeConfig(enabled=False)))
+    result = run(config, name="The.Matrix.1999.1080p.BluRay.x264-GROUP")
+    messages = [r["message"] for r in result["reasons"]]
+    assert any(m.startswith("films need a TMDB key: get one at https://www.themoviedb.org/settings/api")
+               for m in messages), messages
+    assert not any("no metadata provider answered" in m for m in messages)
+    out = io.StringIO()
+    run_recognize(args(name="The.Matrix.1999.1080p.BluRay.x264-GROUP", json=False), config, out)
+    assert "films need a TMDB key" in out.getvalue()
+
+
+def test_a_show_without_a_tmdb_key_is_not_told_about_films(fake_tvmaze) -> None:
+    config = Config(metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)))
+    result = run(config, name="Fargo.S02E01.1080p.WEB-DL")
+    assert not any("films need" in r["message"] for r in result["reasons"])
+
+
+def test_a_movie_pack_is_shown_film_by_film(config: Config, tmp_path: Path) -> None:
+    listing = tmp_path / "files.txt"
+    listing.write_text("Matrix Pack/The.Matrix.1999.1080p.mkv\n"
+                       "Matrix Pack/The.Matrix.Reloaded.2003.1080p.mkv\n", encoding="utf-8")
+    result = run(config, name="Matrix Pack 1999-2003", files=str(listing))
+    assert [(f["provider_id"], f["confirmed"]) for f in result["films"]] == [("603", True), ("604", True)]
+    assert result["automatic"]
+    out = io.StringIO()
+    run_recognize(args(name="Matrix Pack 1999-2003", files=str(listing), json=False), config, out)
+    assert "film  The Matrix (1999) -> tmdb:603 The Matrix (1999); sure" in out.getvalue()

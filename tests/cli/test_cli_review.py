@@ -59,7 +59,9 @@ def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(
     assert "  1. The Matrix · 1999 · film · US · Warner Bros. Pictures [recommended]" in out
     assert "  2. The Matrix · 2031 · film · GB · Remake Pictures" in out
     assert "  3. The Matrix Reloaded · 2003 · film · US · Warner Bros. Pictures" in out
-    assert f"jellybit apply {ident} --candidate 1" in out
+    # The apply line names the candidates its numbers stand for.
+    assert (f"jellybit apply {ident} --candidate N     # lay it out as candidate N: 1 = The Matrix (1999); "
+            "2 = The Matrix (2031); 3 = The Matrix Reloaded (2003)") in out
     assert f"jellybit reject {ident}" in out
 
     shown = run_cli(worker.config, "show", ident)

@@ -32,6 +32,10 @@ PHRASES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("во втором сезоне", {"season": 2}, ()),
     ("десятый сезон", {"season": 10}, ()),
     ("S02E05", {"season": 2, "episode": 5}, ()),
+    # a tracker's range: the season, not its first episode
+    ("Фарго / Fargo / S2E1-10 of 10 [2015, WEB-DL 1080p]", {"season": 2, "year": 2015, "episode": None},
+     ("Фарго", "Fargo", "WEB-DL", "1080p")),
+    ("S2E1-10 из 10", {"season": 2, "episode": None}, ()),
     # episode
     ("episode 5", {"episode": 5}, ()),
     ("ep 12", {"episode": 12}, ()),

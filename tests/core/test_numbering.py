@@ -15,7 +15,7 @@ from jellybit.core.numbering import (
     read_overrides,
 )
 from jellybit.core.ports import LlmFileAnswer
-from jellybit.core.records import Role, SourceFile
+from jellybit.core.records import PlanItem, Role, SourceFile
 from jellybit.core.release import parse_many, parse_release
 
 GB = 1 << 30
@@ -126,12 +126,43 @@ def test_films_are_grouped_and_parts_and_versions_told_apart() -> None:
     assert [alien[p].part for p in paths[2:]] == [1, 2]
 
 
-def test_two_indistinguishable_videos_of_one_film_are_unmapped() -> None:
-    paths = ["P/Heat.1995.mkv", "P/Heat.1995.Extended.mkv"]
+def _film(paths: list[str], llm: dict[str, LlmFileAnswer] | None = None) -> dict[str, PlanItem]:
     items = classify([SourceFile(p, GB) for p in paths])
     releases = dict(zip(paths, parse_many(paths), strict=True))
-    planned = plan_film(items, paths, releases, {})
+    return plan_film(items, paths, releases, llm or {})
+
+
+def test_two_indistinguishable_videos_of_one_film_are_unmapped() -> None:
+    paths = ["P/Heat.1995.1080p.mkv", "P/Heat.1995.1080p.x265.mkv"]
+    planned = _film(paths)
     assert {planned[p].note for p in paths} == {"unmapped"}
+
+
+def test_an_unlabelled_cut_beside_a_labelled_one_keeps_the_plain_name() -> None:
+    paths = ["P/Heat.1995.mkv", "P/Heat.1995.Extended.mkv"]
+    planned = _film(paths)
+    assert [(planned[p].version, planned[p].note) for p in paths] == [(None, None), ("Extended", None)]
+
+
+def test_versions_are_labelled_by_edition_first_and_resolution_second() -> None:
+    cuts = _film(["F/Blade.Runner.1982.Theatrical.Cut.1080p.mkv",
+                  "F/Blade.Runner.1982.The.Final.Cut.1080p.mkv"])
+    assert [i.version for i in cuts.values()] == ["Theatrical", "Final Cut"]
+    sizes = _film(["F/Heat.1995.1080p.mkv", "F/Heat.1995.2160p.mkv"])
+    assert [i.version for i in sizes.values()] == ["1080p", "2160p"]
+    both = _film(["F/Heat.1995.Directors.Cut.1080p.mkv", "F/Heat.1995.Directors.Cut.2160p.mkv",
+                  "F/Heat.1995.2160p.mkv"])
+    assert [i.version for i in both.values()] == ["Directors Cut 1080p", "Directors Cut 2160p", "2160p"]
+    russian = _film(["F/Сталкер.1979.Режиссёрская.версия.mkv", "F/Сталкер.1979.Театральная.версия.mkv"])
+    assert [i.version for i in russian.values()] == ["Directors Cut", "Theatrical"]
+
+
+def test_the_llms_edition_fills_in_where_the_names_state_none() -> None:
+    paths = ["F/Heat.1995.A.mkv", "F/Heat.1995.B.mkv"]
+    llm = {paths[0]: LlmFileAnswer(paths[0], "video", edition="Extended"),
+           paths[1]: LlmFileAnswer(paths[1], "video", edition="Theatrical")}
+    planned = _film(paths, llm)
+    assert [i.version for i in planned.values()] == ["Extended", "Theatrical"]
 
 
 def test_pinned_track_language_and_flags_are_read_and_normalized() -> None:

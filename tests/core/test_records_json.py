@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jellybit.core.records import MediaType, Plan, PlanItem, Role, Work
+from jellybit.core.records import Film, MediaType, Plan, PlanItem, Reason, Recommendation, Role, Work
 
 text = st.text(max_size=12)
 maybe_text = st.none() | text
@@ -26,7 +26,14 @@ items = st.builds(
     library=st.none() | st.sampled_from(["movies", "series"]), target=maybe_text,
     status=st.none() | st.sampled_from(["planned", "exists", "collision", "skipped"]), note=maybe_text,
 )
-plans = st.builds(Plan, st.lists(items, max_size=8).map(tuple), maybe_text)
+reasons = st.builds(Reason, text, text, st.floats(0, 1), st.booleans())
+years = st.none() | st.integers(1870, 2200)
+films = st.builds(Film, text, text, years, st.lists(text, max_size=3).map(tuple), maybe_text, maybe_text,
+                  maybe_text, years,
+                  st.none() | st.floats(0, 1), st.sampled_from(Recommendation),
+                  st.lists(reasons, max_size=2).map(tuple), st.lists(text, max_size=3).map(tuple))
+plans = st.builds(Plan, st.lists(items, max_size=8).map(tuple), maybe_text,
+                  st.lists(films, max_size=3).map(tuple))
 
 
 def _asdict_json(plan: Plan) -> str:

@@ -370,8 +370,11 @@ async def test_a_movie_pack_gets_one_work_per_film(providers: list[Any]) -> None
     works = {i.source: i.work for i in draft.plan.items}
     assert (works[files[0][0]].provider_id, works[files[1][0]].provider_id) == ("603", "604")
     assert works[files[2][0]] == works[files[0][0]]
-    assert "movie_pack" in blocking(draft)
-    assert not draft.automatic
+    assert "movie_pack" in codes(draft)
+    assert not blocking(draft)
+    assert [(f.title, f.provider_id, f.confirmed) for f in draft.plan.films] == [
+        ("The Matrix", "603", True), ("The Matrix Reloaded", "604", True)]
+    assert draft.automatic                                 # every film is sure: no human is asked
 
 
 async def test_hostile_answers_and_names_go_to_review(

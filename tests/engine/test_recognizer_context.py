@@ -212,18 +212,38 @@ async def test_a_quoted_title_is_searched_when_the_names_give_none(providers: li
 
 # ------------------------------------------------------------------------------------------ unused words
 
-async def test_unread_words_without_an_llm_go_to_review_naming_them(providers: list[Any]) -> None:
-    context = "Fargo season 2, Kopenhagen kids"
+async def test_unread_words_that_could_change_the_decision_go_to_review(providers: list[Any]) -> None:
+    context = "Fargo season 2, Kopenhagen kids, disc 3"
     draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2,
                                                                 context=context))
     assert "context_unused" in blocking(draft)
-    assert note(draft, "context_unused") == "these words of your context were not used: “Kopenhagen”, “kids”"
+    assert note(draft, "context_unused") == "these words of your context were not used: “3”"
+    assert note(draft, "context_note") == ("these words of your context matched nothing and could not "
+                                           "change the decision: “Kopenhagen”, “kids”, “disc”")
     assert note(draft, "context_read") == "from your context: season 2 (“season 2”)"
     assert not draft.automatic
     assert (draft.provider, draft.provider_id) == ("tvdb", "269613")     # still read, for the human
     confirmed = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2,
                                                                     context="Fargo season 2"))
     assert confirmed.automatic, confirmed.reasons
+
+
+async def test_stray_words_are_a_note_when_the_name_evidence_is_exact(providers: list[Any]) -> None:
+    draft = await recognizer(None, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2,
+                                                                context="Fargo season 2, Kopenhagen kids"))
+    assert "context_unused" not in codes(draft)
+    assert not next(r for r in draft.reasons if r.code == "context_note").blocking
+    assert draft.automatic, draft.reasons
+
+
+async def test_stray_words_block_when_the_name_evidence_is_not_exact(providers: list[Any]) -> None:
+    # no year, the film and the show of that name: nothing is exact, so every stray word matters
+    name = "Fargo.1080p.BluRay.x264"
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", 6 * GB)],
+                                                                context="Kopenhagen kids"))
+    assert "context_unused" in codes(draft), draft.reasons
+    assert note(draft, "context_unused") == "these words of your context were not used: “Kopenhagen”, “kids”"
+    assert not draft.automatic
 
 
 async def test_the_same_words_read_by_the_llm_are_used(llm: Any, providers: list[Any],
@@ -241,9 +261,9 @@ async def test_an_llm_that_is_down_read_nothing(llm: Any, providers: list[Any],
                                                 fake_openai: FakeOpenAI) -> None:
     fake_openai.fail(500, "model crashed")
     draft = await recognizer(llm, providers).recognize(request("Fargo.S02.1080p.WEB-DL", SEASON2,
-                                                               hints=("Kopenhagen kids",)))
+                                                               hints=("Kopenhagen kids, disc 3",)))
     assert "llm_unavailable" in codes(draft)
-    assert note(draft, "context_unused") == "these words of your hint were not used: “Kopenhagen”, “kids”"
+    assert note(draft, "context_unused") == "these words of your hint were not used: “3”"
     assert not draft.automatic
 
 
@@ -255,3 +275,21 @@ async def test_a_context_fully_read_keeps_a_download_automatic_without_an_llm(pr
     assert note(draft, "context_read") == (
         "from your context: season 2 (“второй сезон”), country US (“американская версия”), "
         "audio language ru (“русская озвучка”)")
+
+
+# ------------------------------------------------------------------------------------------ people
+
+@pytest.mark.parametrize("context", ["фильм Тарантино", "фильм Квентина Тарантино", "Tarantino film"])
+async def test_a_word_naming_the_director_confirms_the_match(providers: list[Any], fake_catalogue: Catalogue,
+                                                            context: str) -> None:
+    fake_catalogue.add(FakeTitle("movie", "Pulp Fiction", 1994, tmdb_id=680, imdb_id="tt0110912",
+                                 slug="pulp-fiction", directors=["Quentin Tarantino"],
+                                 cast=["John Travolta", "Uma Thurman"],
+                                 translations={"ru": "Криминальное чтиво"}))
+    name = "Pulp.Fiction.1994.1080p.BluRay.x264"
+    draft = await recognizer(None, providers).recognize(request(name, [(f"{name}.mkv", 6 * GB)],
+                                                                context=context))
+    assert "names Quentin Tarantino of the chosen work" in note(draft, "context_read"), draft.reasons
+    assert "context_unused" not in codes(draft)
+    assert draft.automatic, draft.reasons
+

@@ -170,7 +170,9 @@ async def test_the_llms_role_for_a_video_in_an_odd_folder_is_used(
 
     fake_openai.respond_with(respond)
     without = await recognizer(paths, tmdb).recognize(RecognitionRequest(download=download, files=files))
-    assert "unmapped_video" in {r.code for r in without.reasons if r.blocking}   # two films, one title
+    # a second video nothing places: read as a second film ("Making") that matches nothing
+    assert "film_uncertain" in {r.code for r in without.reasons if r.blocking}
+    assert not without.automatic
     draft = await recognizer(paths, tmdb, llm).recognize(RecognitionRequest(download=download, files=files))
     assert draft.automatic, draft.reasons
     items = await preview(store, paths, download, draft)

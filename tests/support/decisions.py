@@ -29,6 +29,7 @@ from jellybit.app import App, build_app
 from jellybit.client import JellybitClient
 from jellybit.config import (
     Config,
+    LayoutConfig,
     LlmConfig,
     MetadataConfig,
     MqttConfig,
@@ -104,8 +105,11 @@ class DecisionStack:
         assert response.status == "ok", response.error
         return str(response.data.id)
 
-    async def settle(self, download_id: str, within: float = 60.0) -> Outcome:
-        """Wait until the download rests in a settled or review state."""
+    async def settle(self, download_id: str, within: float = 60.0, *, decided: bool = False,
+                     applied: bool = False) -> Outcome:
+        """Wait until the download rests in a settled or review state (`decided`: after a human's command;
+        `applied`: after a human's apply, which recognizes again without asking the LLM)."""
+        decided = decided or applied
         deadline = asyncio.get_running_loop().time() + within
         while True:
             download = await self.app.store.get_download(download_id)
@@ -114,8 +118,10 @@ class DecisionStack:
                 reasons = [f"{r.code}: {r.message}" for r in recognition.reasons] if recognition else []
                 llm_failed = [r for r in reasons if r.startswith("llm_unavailable")]
                 # In mode "llm" the LLM must really have answered, or the case proves nothing about it.
-                assert self.mode != "llm" or not llm_failed, llm_failed
-                assert self.mode != "down" or llm_failed or download.state is not State.DONE, reasons
+                # A human's decision lays out without the LLM: these checks are about the worker's own.
+                assert decided or self.mode != "llm" or not llm_failed, llm_failed
+                assert decided or self.mode != "down" or llm_failed or download.state is not State.DONE, \
+                    reasons
                 return Outcome(download_id, download.state, reasons)
             assert asyncio.get_running_loop().time() < deadline, (download.state, download.error_msg)
             await asyncio.sleep(0.05)
@@ -143,8 +149,10 @@ class DecisionStack:
 async def decisions(request: pytest.FixtureRequest, qbittorrent: QbittorrentInstance, mosquitto: Any,
                     fake_tmdb: Any, fake_tvdb: Any, fake_tvmaze: Any, fake_openai: FakeOpenAI,
                     tmp_path: Path) -> AsyncIterator[DecisionStack]:
-    """The product in LLM mode `request.param` ("llm" | "none" | "down")."""
+    """The product in LLM mode `request.param` ("llm" | "none" | "down"); `@pytest.mark.upgrades(policy)`."""
     mode = request.param
+    marker = request.node.get_closest_marker("upgrades")
+    layout = LayoutConfig(upgrades=marker.args[0] if marker else "ask")
     paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
                         series=tmp_path / "series")
     for root in (paths.movies, paths.series):
@@ -158,7 +166,7 @@ async def decisions(request: pytest.FixtureRequest, qbittorrent: QbittorrentInst
     base = f"jb-{uuid.uuid4().hex[:8]}"
     config = Config(
         qbittorrent=qbittorrent.config(), paths=paths,
-        storage=StorageConfig(database=tmp_path / "jellybit.db"),
+        storage=StorageConfig(database=tmp_path / "jellybit.db"), layout=layout,
         metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
                                 tvmaze=fake_tvmaze.config()),
         llm=llm, mqtt=MqttConfig(url=mosquitto.url, base_topic=base, client_id=f"worker-{base}"),

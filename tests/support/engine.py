@@ -105,13 +105,18 @@ class ScriptedLayouter:
         self.recovered = 0
         self.gate: asyncio.Event | None = None
         self.entered = asyncio.Event()
+        self.held: str | None = None      # a better-copy question the preview asks about every video
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
-        """Compute targets for every item (no filesystem access)."""
+        """Compute targets for every item (no filesystem access); `held` makes the videos a question."""
         folder = f"{recognition.title} ({recognition.year})"
-        items = tuple(i.with_(library="movies", target=f"{folder}/{Path(i.source).name}", status="planned")
+        held = self.held
+        items = tuple(i.with_(library="movies", target=f"{folder}/{Path(i.source).name}",
+                              status="held" if held and i.role is Role.VIDEO else "planned",
+                              note=held if i.role is Role.VIDEO else None)
                       for i in recognition.plan.items)
-        return LayoutPreview(plan=Plan(items, folder=folder))
+        reasons = (Reason("better_copy", held, blocking=True),) if held else ()
+        return LayoutPreview(plan=Plan(items, folder=folder), reasons=reasons)
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
         """Return the scripted outcome (after the gate opens, if a test closed it)."""
@@ -122,6 +127,9 @@ class ScriptedLayouter:
         message = "disk full" if self.outcome == "failed" else ""
         return ApplyResult(outcome=self.outcome, batch_id="b", linked=len(recognition.plan.items),
                            collisions=self.collisions, message=message)
+
+    def check_library(self, media_type: MediaType) -> None:
+        """No library on disk, so no library fault."""
 
     async def undo(self, download: Download) -> UndoResult:
         """Record the undo; `undo_complete` says whether every link went."""

@@ -9,6 +9,7 @@ a web channel without a country on TVMaze / 1990 BBC One). TVDB names those `Sha
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 # ISO 3166-1 alpha-2 -> the alpha-3 lowercase code TVDB uses, for the countries in the catalogue.
@@ -40,6 +41,19 @@ class FakeTitle:
     end_year: int | None = None              # the last air year of a show
     tvdb_name: str | None = None             # TVDB's English name when it differs (`Shameless (US)`)
     translations: dict[str, str] = field(default_factory=dict)   # ISO 639-1 -> translated title
+    aired: dict[tuple[int, int], str] = field(default_factory=dict)   # (season, episode) -> ISO air date
+    directors: list[str] = field(default_factory=list)            # a film's directors, a show's creators
+    cast: list[str] = field(default_factory=list)
+
+    def air_date(self, season: int, episode: int) -> str:
+        """The day an episode aired: `aired`'s, else weekly from April 15 of its season's year."""
+        start = dt.date(self.year + season - 1, 4, 15)
+        return self.aired.get((season, episode)) or (start + dt.timedelta(weeks=episode - 1)).isoformat()
+
+    def episodes(self) -> list[tuple[int, int, str]]:
+        """Every (season, episode, air date), in aired order."""
+        return [(s, e, self.air_date(s, e)) for s, count in sorted(self.seasons.items())
+                for e in range(1, count + 1)]
 
     def names(self) -> list[str]:
         """Every name a search may match."""
@@ -127,6 +141,27 @@ def us_uk_pairs() -> list[FakeTitle]:
                   tvmaze_id=3390, imdb_id="tt0098825", slug="house-of-cards", country="GB",
                   network="BBC One", end_year=1990, tvdb_name="House of Cards (1990)",
                   overview="A chief whip schemes his way to power."),
+    ]
+
+
+def numbering_shows() -> list[FakeTitle]:
+    """Two daily shows (one numbered by year, one by season) and a show long enough for absolute numbers.
+
+    TVDB numbers `Evening Show` by year, as it does most talk shows: 2019-03-11 is S2019E02.
+    `Late Report` numbers by season: 2019-03-11 is S03E10. `Long Saga` has seasons of 12, 12
+    and 24 episodes: absolute 30 is S03E06.
+    """
+    return [
+        FakeTitle("series", "Evening Show", 2015, seasons={2018: 3, 2019: 3}, tmdb_id=5501, tvdb_id=5502,
+                  tvmaze_id=5503, imdb_id="tt5500001", slug="evening-show", network="NBC",
+                  aired={(2018, 1): "2018-12-20", (2018, 2): "2018-12-21", (2018, 3): "2018-12-24",
+                         (2019, 1): "2019-03-08", (2019, 2): "2019-03-11", (2019, 3): "2019-03-12"}),
+        FakeTitle("series", "Late Report", 2017, seasons={1: 4, 2: 4, 3: 12}, tmdb_id=5601, tvdb_id=5602,
+                  tvmaze_id=5603, imdb_id="tt5600001", slug="late-report", network="CBS",
+                  aired={(3, 1): "2019-01-07", (3, 10): "2019-03-11", (3, 11): "2019-03-12"},
+                  directors=["Ann Creator"], cast=["Bob Anchor"]),
+        FakeTitle("series", "Long Saga", 2010, seasons={1: 12, 2: 12, 3: 24}, tmdb_id=5701, tvdb_id=5702,
+                  tvmaze_id=5703, imdb_id="tt5700001", slug="long-saga", network="ZDF", country="DE"),
     ]
 
 

@@ -107,6 +107,18 @@ class FakeTmdb(_CatalogueServer):
                                           "poster_sizes": ["w92", "w342", "original"]}})
         if r.path in ("/search/movie", "/search/tv"):
             return self._search(r, "movie" if r.path == "/search/movie" else "series")
+        season = re.fullmatch(r"/tv/(\d+)/season/(\d+)", r.path)
+        if season:
+            t = self.catalogue.by("tmdb", season.group(1))
+            number = int(season.group(2))
+            if t is None or t.media_type != "series" or number not in t.seasons:
+                return Reply(404, {"success": False, "status_code": 34,
+                                   "status_message": "The resource you requested could not be found."})
+            return Reply(200, {"_id": f"s{number}", "season_number": number, "name": f"Season {number}",
+                               "air_date": t.air_date(number, 1), "id": 1000 + number, "episodes": [
+                                   {"id": 90000 + e, "season_number": s, "episode_number": e, "air_date": day,
+                                    "name": f"Episode {e}", "episode_type": "standard", "show_id": t.tmdb_id}
+                                   for s, e, day in t.episodes() if s == number]})
         match = re.fullmatch(r"/(movie|tv)/(\d+)", r.path)
         if match:
             kind = "movie" if match.group(1) == "movie" else "series"
@@ -156,12 +168,22 @@ class FakeTmdb(_CatalogueServer):
             body["number_of_episodes"] = sum(t.seasons.values())
             body["status"] = "Ended" if t.end_year else "Returning Series"
             body["seasons"] = [
-                {"air_date": f"{t.year + n - 1}-04-15", "episode_count": count, "id": 1000 + n,
+                {"air_date": t.air_date(n, 1), "episode_count": count, "id": 1000 + n,
                  "name": f"Season {n}", "overview": "", "poster_path": None, "season_number": n}
                 for n, count in sorted(t.seasons.items())
             ]
             if "alternative_titles" in append:
                 body["alternative_titles"] = {"id": t.tmdb_id, "results": alt}
+        if t.media_type == "series":
+            body["created_by"] = [{"id": 7000 + i, "name": n, "original_name": n}
+                                  for i, n in enumerate(t.directors)]
+        if "credits" in append:
+            crew = [] if t.media_type == "series" else [
+                {"id": 7000 + i, "name": n, "original_name": n, "department": "Directing", "job": "Director"}
+                for i, n in enumerate(t.directors)]
+            body["credits"] = {"id": t.tmdb_id, "crew": crew, "cast": [
+                {"id": 8000 + i, "name": n, "original_name": n, "character": f"Role {i}", "order": i}
+                for i, n in enumerate(t.cast)]}
         if "external_ids" in append:
             body["external_ids"] = {"imdb_id": t.imdb_id, "tvdb_id": t.tvdb_id, "wikidata_id": None}
         if "translations" in append:
@@ -301,8 +323,8 @@ class FakeTvdb(_CatalogueServer):
 
     def _episodes(self, t: FakeTitle, page: int) -> Reply:
         episodes = [{"id": t.tvdb_id * 1000 + s * 100 + e, "seriesId": t.tvdb_id, "seasonNumber": s,
-                     "number": e, "name": f"Episode {e}", "aired": f"{t.year + s - 1}-05-{e:02d}"}
-                    for s, count in sorted(t.seasons.items()) for e in range(1, count + 1)]
+                     "number": e, "name": f"Episode {e}", "aired": day}
+                    for s, e, day in t.episodes()]
         size = self.episode_page_size
         chunk = episodes[page * size:(page + 1) * size]
         more = (page + 1) * size < len(episodes)
@@ -341,6 +363,8 @@ class FakeTvmaze(_CatalogueServer):
             return Reply(200, self._episodes(t))
         if sub == "/akas":
             return Reply(200, self._akas(t))
+        people = [{"id": 600 + i, "name": n, "url": f"https://www.tvmaze.com/people/{600 + i}"}
+                  for i, n in enumerate([*t.directors, *t.cast])]
         show = self._show(t)
         embeds = r.query.get("embed[]", []) + r.query.get("embed", [])
         embedded = {}
@@ -348,6 +372,12 @@ class FakeTvmaze(_CatalogueServer):
             embedded["seasons"] = self._seasons(t)
         if "episodes" in embeds:
             embedded["episodes"] = self._episodes(t)
+        if "cast" in embeds:
+            embedded["cast"] = [{"person": p, "character": {"id": 900 + i, "name": f"Role {i}"},
+                                 "self": False, "voice": False}
+                                for i, p in enumerate(people[len(t.directors):])]
+        if "crew" in embeds:
+            embedded["crew"] = [{"type": "Creator", "person": p} for p in people[:len(t.directors)]]
         if embedded:
             show["_embedded"] = embedded
         return Reply(200, show)
@@ -391,8 +421,8 @@ class FakeTvmaze(_CatalogueServer):
 
     def _episodes(self, t: FakeTitle) -> list[dict[str, Any]]:
         return [{"id": t.tvmaze_id * 10000 + s * 100 + e, "season": s, "number": e, "type": "regular",
-                 "name": f"Episode {e}", "airdate": f"{t.year + s - 1}-05-{e:02d}"}
-                for s, count in sorted(t.seasons.items()) for e in range(1, count + 1)]
+                 "name": f"Episode {e}", "airdate": day}
+                for s, e, day in t.episodes()]
 
 
 # ---------------------------------------------------------------- fixtures

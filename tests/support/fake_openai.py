@@ -65,7 +65,8 @@ def file_entry(ref: str, role: str = "video", *, season: int | None = None,
                episodes: list[int] | None = None, **extra: Any) -> dict[str, Any]:
     """One `files` entry with every key the strict schema requires."""
     entry = {"file": ref, "role": role, "season": season, "episodes": episodes or [], "part": None,
-             "extra_kind": None, "language": None, "work_title": None, "work_year": None}
+             "extra_kind": None, "language": None, "work_title": None, "work_year": None,
+             "edition": None}
     entry.update(extra)
     return entry
 

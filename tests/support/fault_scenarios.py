@@ -192,8 +192,8 @@ async def database_held(stack: FaultStack, qbittorrent: QbittorrentInstance) -> 
         for response in (refused, rejected):
             assert response is not None
             assert response.error is not None
-            assert response.error.code == "adapter_error", response.error
-            assert "busy" in response.error.message
+            assert response.error.code == "storage_locked", response.error
+            assert "locked by another process" in response.error.message
         # Nothing was remembered: sent again, both run now.
         added = await client.request(Command.ADD, ledger.sent["add-while-locked"][1])
         assert added.status == "ok", added.error

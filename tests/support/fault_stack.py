@@ -38,6 +38,10 @@ class RestartableBroker:
         """Start (again) on the same port."""
         self.proc, _ = start_mosquitto(self.directory, self.port)
 
+    def stop(self) -> None:
+        """SIGTERM: the broker restarted or updated (start it again with `start`)."""
+        self.close()
+
     def kill(self) -> None:
         """SIGKILL: an outage."""
         if self.proc is not None and self.proc.poll() is None:
@@ -51,7 +55,8 @@ class RestartableBroker:
             self.proc.wait(10)
 
 
-def worker_config(directory: Path, broker: RestartableBroker, qbittorrent: QbittorrentInstance) -> Path:
+def worker_config(directory: Path, broker: RestartableBroker, qbittorrent: QbittorrentInstance,
+                  database: Path | None = None) -> Path:
     """A worker on this broker and the test's qBittorrent; no metadata (complete downloads wait in
     review); a miss threshold of 3 polls, so a missed debounce would fail downloads quickly."""
     for name in ("movies", "series"):
@@ -72,7 +77,7 @@ movies = "{directory / 'movies'}"
 series = "{directory / 'series'}"
 
 [storage]
-database = "{directory / 'jellybit.db'}"
+database = "{database or directory / 'jellybit.db'}"
 
 [mqtt]
 url = "{broker.url}"
@@ -143,7 +148,7 @@ class FaultStack:
 
     @property
     def database(self) -> Path:
-        return self.config.parent / "jellybit.db"
+        return load_config(self.config).storage.database
 
     async def online(self, within: float = 30.0) -> None:
         """Wait for the worker's retained `online`."""

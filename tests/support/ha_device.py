@@ -41,6 +41,7 @@ class Jellybit:
     events_entity: str = ""          # its event entity's id, once a test looked it up
     bridge: MqttBridge | None = None
     task: asyncio.Task[None] | None = None
+    components: Any = None           # what `info.components` shows (the app's storage_components)
 
     @classmethod
     def make(cls, engine: Engine, broker: Broker, ha: HomeAssistant, *, panel_url: str = PANEL_URL
@@ -60,7 +61,7 @@ class Jellybit:
     async def start(self) -> None:
         """Start (or restart) the bridge with the discovery extension."""
         full = Config(mqtt=self.config, panel=PanelConfig(base_url=self.panel_url))
-        state = EngineState(self.engine.commands, self.engine.bus, full)
+        state = EngineState(self.engine.commands, self.engine.bus, full, components=self.components)
         discovery = HomeAssistantDiscovery(self.topics, node_id=self.node, max_delay=0.05)
         self.bridge = MqttBridge(self.config, handlers=build_handlers(self.engine.commands), state=state,
                                  results=self.engine.store, extensions=(discovery,), min_backoff=0.05)

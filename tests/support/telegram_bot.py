@@ -127,12 +127,16 @@ async def walk(engine: Engine, download_id: str, *states: State) -> None:
 
 
 async def to_review(engine: Engine, name: str = "The.Matrix.1999.1080p", *, poster: str | None = None,
-                    reasons: tuple[Reason, ...] | None = None) -> str:
-    """A download in review (as the worker leaves it) with two candidates stored."""
+                    reasons: tuple[Reason, ...] | None = None, held: str | None = None) -> str:
+    """A download in review (as the worker leaves it) with two candidates stored; `held`: its video is
+    a better copy of a film already in the library (the preview's note)."""
     download_id = (await engine.commands.add(source=magnet(name=name), context="the 1999 film")).download.id
     await walk(engine, download_id, State.DOWNLOADING, State.RECOGNIZING)
     draft = RecognitionDraft(
-        MediaType.MOVIE, "The Matrix", 1999, Plan((PlanItem(f"{name}/film.mkv", 100, Role.VIDEO),)),
+        MediaType.MOVIE, "The Matrix", 1999, Plan((PlanItem(
+            f"{name}/film.mkv", 100, Role.VIDEO, library="movies" if held else None,
+            target="The Matrix (1999)/The Matrix (1999).mkv" if held else None,
+            status="held" if held else None, note=held),)),
         confidence=0.55,
         reasons=reasons or (Reason("small_margin", "the runner-up is nearly as good as the best candidate",
                                    0.15, blocking=True),),

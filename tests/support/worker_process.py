@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import aiomqtt
 import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
@@ -96,9 +98,10 @@ def run_cli(config: Path, *args: str, timeout: float = 60.0) -> subprocess.Compl
 class WorkerProcess:
     """One `jellybit run` child process; its output goes to `log` (appended across restarts)."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
         self.log = log
+        self.env = env or {}            # the worker's own variables (a secret only it needs)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -110,7 +113,8 @@ class WorkerProcess:
         """Start the worker (returns at once; wait for `online` on the bus)."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen([*CLI, "--config", str(checked(self.config)), "run"],
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=process_env())
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                         env=process_env(**self.env))
 
     def signal(self, sig: int, timeout: float = 30.0) -> int:
         """Send a signal and wait for the process to end; its return code."""
@@ -183,3 +187,30 @@ def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
     process.start()
     yield process
     process.close()
+
+
+async def requests_at_once(port: int, topics: Any, command: str, payloads: list[bytes],
+                           *, within: float = 120.0) -> list[dict[str, Any]]:
+    """One MQTT 5 client per payload, each with its own response topic; every request published
+    at the same moment once all are connected; every answer, in the payloads' order."""
+    ready = asyncio.Event()
+    connected: list[int] = []
+
+    async def one(n: int, payload: bytes) -> dict[str, Any]:
+        name = f"many-{n}-{uuid.uuid4().hex[:6]}"
+        reply = f"{topics.base}/response/{name}"
+        async with aiomqtt.Client("127.0.0.1", port, identifier=name, protocol=aiomqtt.ProtocolVersion.V5,
+                                  timeout=within) as client:
+            await client.subscribe(reply, qos=1)
+            props = Properties(PacketTypes.PUBLISH)
+            props.ResponseTopic = reply
+            connected.append(n)
+            if len(connected) == len(payloads):
+                ready.set()
+            await ready.wait()
+            await client.publish(topics.request(command), payload, qos=1, properties=props)
+            async with asyncio.timeout(within):
+                message = await anext(aiter(client.messages))
+        return json.loads(message.payload)  # type: ignore[arg-type,no-any-return]
+
+    return await asyncio.gather(*(one(n, p) for n, p in enumerate(payloads)))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from jellybit.adapters.store import Store
 from jellybit.config import load_config
+from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.mosquitto import Broker
 from tests.support.services import free_port
 from tests.support.worker_process import WorkerProcess, eventually_retained, run_cli, worker_config
@@ -21,15 +22,20 @@ async def test_healthy_against_a_running_worker(worker: WorkerProcess, mosquitto
     base = load_config(worker.config).mqtt.base_topic
     await eventually_retained(mosquitto.url, f"{base}/availability", lambda p: p == b"online")
 
-    result = run_cli(worker.config, "healthcheck", "--json")
+    result = run_cli(worker.config, "healthcheck", "--json", "--no-services")
 
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["healthy"] is True
-    assert checks(result.stdout) == {
+    found = checks(result.stdout)
+    storage = {name: found.pop(name) for name in
+               ("storage database", "storage library.movies", "storage library.series")}
+    assert all(ok and detail.endswith("iB free") for ok, detail in storage.values()), storage
+    assert found == {
         "database": (True, f"{worker.config.parent / 'jellybit.db'}: quick_check ok"),
         "broker": (True, mosquitto.url),
         "worker availability": (True, "online"),
+        "worker storage": (True, "no storage fault"),
         "worker answers": (True, "list answered ok"),
     }
 
@@ -45,6 +51,20 @@ async def test_unhealthy_without_a_worker(tmp_path: Path, mosquitto: Broker, sto
     assert "ok    broker:" in result.stdout
     assert "FAIL  worker availability: nothing retained" in result.stdout
     assert "FAIL  worker answers: no answer from the Jellybit worker within 0.5 s" in result.stdout
+
+
+def test_unhealthy_with_a_missing_library_folder(tmp_path: Path, store: Store) -> None:
+    config = worker_config(tmp_path / "cfg", mqtt_url=f"mqtt://127.0.0.1:{free_port()}", database=store.path)
+    series = tmp_path / "cfg" / "series"
+    series.rmdir()                                  # a share that is not mounted leaves no folder
+
+    result = run_cli(config, "healthcheck", "--no-bus")
+
+    assert result.returncode == 1
+    assert "ok    database:" in result.stdout
+    assert "ok    storage library.movies: " in result.stdout
+    assert (f"FAIL  storage library.series: library_unmounted: the series library is not mounted ({series}, "
+            "the folder is missing); mount it again") in result.stdout
 
 
 def test_unhealthy_with_a_missing_database(tmp_path: Path) -> None:
@@ -106,3 +126,28 @@ def test_the_panel_check_asks_its_port_over_http(tmp_path: Path) -> None:
         server.server_close()
     assert up.returncode == 0, up.stdout + up.stderr
     assert checks(up.stdout) == {"panel": (True, f"http://127.0.0.1:{port}/ answered 307")}
+
+
+def test_jellyfin_libraries_are_checked_on_request(tmp_path: Path, fake_jellyfin: FakeJellyfin) -> None:
+    """`--jellyfin-libraries`: a root no Jellyfin library covers fails the check, and says which."""
+    fake_jellyfin.add_library("Movies", "movies", "/media/movies")
+    fake_jellyfin.add_library("Music", "music", "/media/series")
+    config = worker_config(tmp_path, mqtt_url=f"mqtt://127.0.0.1:{free_port()}", extra=f"""
+[jellyfin]
+enabled = true
+url = "{fake_jellyfin.origin}"
+api_key = "{FakeJellyfin.API_KEY}"
+
+[[jellyfin.path_map]]
+jellyfin = "/media"
+local = "{tmp_path}"
+""")
+    result = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--jellyfin-libraries", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = checks(result.stdout)
+    assert found["jellyfin movie root"] == (True, f"{tmp_path / 'movies'} is in the library 'Movies'")
+    ok, detail = found["jellyfin series root"]
+    assert not ok
+    assert "'Music' of type music, not tvshows" in detail
+    plain = run_cli(config, "healthcheck", "--no-bus", "--no-database", "--json")
+    assert checks(plain.stdout) == {}                   # opt-in: compose's checks never ask Jellyfin

@@ -11,12 +11,17 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import aiomqtt
 import pytest
 
+from jellybit.adapters.storage_watch import StorageWatch
+from jellybit.app import publish_storage_fault, storage_components
 from jellybit.client import JellybitClient
+from jellybit.engine.supervisor import Supervisor
 from jellybit.protocol import Command, EventType
 from jellybit.transports.homeassistant import ENTITIES
 from tests.support.engine import EngineFactory
@@ -54,7 +59,9 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     assert entities["qbittorrent"]["state"] == "unknown"
     await jellybit.engine.worker.poll_once()
     domains = Counter(state["entity_id"].split(".", 1)[0] for state in entities.values())
-    assert domains == {"sensor": 6, "binary_sensor": 1, "event": 1, "text": 1}
+    assert domains == {"sensor": 7, "binary_sensor": 2, "event": 1, "text": 1}
+    assert entities["storage"]["state"] == "off"
+    assert entities["storage"]["attributes"]["device_class"] == "problem"
     assert entities["active"]["state"] == "0"
     assert entities["active"]["attributes"]["unit_of_measurement"] == "downloads"
     assert entities["review_queue"]["state"] == "0"
@@ -64,6 +71,10 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     # The engine's qBittorrent points at a closed port: once polled, the connectivity sensor is off.
     await eventually(lambda: _state_is(jellybit, "qbittorrent", "off"), what="qBittorrent off")
     assert entities["qbittorrent"]["attributes"]["device_class"] == "connectivity"
+    # ... and the diagnostic sensor of service problems names it, with what to do as an attribute.
+    problems = await eventually(lambda: _state_is(jellybit, "service_problems", "qbittorrent unreachable"),
+                                what="qBittorrent named as a problem")
+    assert "start qBittorrent" in problems["service_problems"]["attributes"]["qbittorrent"]["hint"]
     assert entities["events"]["attributes"]["event_types"] == [e.value for e in EventType]
     assert entities["add"]["attributes"]["max"] == 255
 
@@ -79,6 +90,32 @@ async def test_home_assistant_discovers_the_device_and_shows_the_state(jellybit:
     # The `added` event reached HA's event entity.
     events = await eventually(lambda: _event_seen(jellybit, "added"), what="the added event")
     assert events["attributes"]["id"] == response.data.id
+
+
+async def test_the_storage_sensor_shows_a_library_fault_and_its_end(
+        make_engine: EngineFactory, mosquitto: Broker, home_assistant: HomeAssistant, tmp_path: Path) -> None:
+    engine = await make_engine()
+    root = tmp_path / "series-root"
+    root.mkdir()
+    watch = StorageWatch(engine.store.path, {"series": root},
+                         notify=partial(publish_storage_fault, engine.bus))
+    watch.opened()
+    app = Jellybit.make(engine, mosquitto, home_assistant)
+    app.components = storage_components(Supervisor(), watch)
+    await app.start()
+    try:
+        assert (await app.all_entities())["storage"]["state"] == "off"
+        root.rmdir()                                   # the library's folder is gone (a share not mounted)
+        fault = watch.check_library("series")
+        assert fault is not None
+        assert fault.code == "library_unmounted"
+        on = await eventually(lambda: _state_is(app, "storage", "on"), what="the storage sensor on")
+        assert on["storage"]["attributes"]["faults"] == [fault.message]
+        root.mkdir()
+        assert watch.check_library("series") is None
+        await eventually(lambda: _state_is(app, "storage", "off"), what="the storage sensor off again")
+    finally:
+        await app.remove(mosquitto)
 
 
 async def _event_seen(jellybit: Jellybit, event_type: str) -> dict[str, Any] | None:
@@ -176,6 +213,25 @@ async def test_qbittorrent_not_known_yet_is_unknown_never_off(jellybit: Jellybit
         info["qbittorrent"]["connected"] = True
         await mqtt.publish(jellybit.topics.info, json.dumps(info).encode(), qos=1, retain=True)
         await eventually(lambda: _state_is(jellybit, "qbittorrent", "on"), what="qBittorrent on")
+
+
+async def test_service_problems_name_each_failing_service_with_what_to_do(jellybit: Jellybit,
+                                                                         mosquitto: Broker) -> None:
+    await jellybit.all_entities()
+    ok = {"enabled": True, "connected": True, "state": "ok"}
+    info = {"version": "t", "started_at": "2026-01-01T00:00:00Z", "qbittorrent": ok, "llm": ok,
+            "jellyfin": ok, "telegram": ok, "metadata": {"tvmaze": ok, "tmdb": ok}}
+    async with aiomqtt.Client(mosquitto.host, mosquitto.port, identifier=f"info-{jellybit.tag}") as mqtt:
+        await mqtt.publish(jellybit.topics.info, json.dumps(info).encode(), qos=1, retain=True)
+        await eventually(lambda: _state_is(jellybit, "service_problems", "ok"), what="no problem")
+        info["qbittorrent"] = {"connected": False, "state": "unreachable", "hint": "start qBittorrent"}
+        info["metadata"]["tmdb"] = {"connected": False, "state": "refused", "hint": "check the key"}
+        await mqtt.publish(jellybit.topics.info, json.dumps(info).encode(), qos=1, retain=True)
+        named = "qbittorrent unreachable, tmdb refused"
+        await eventually(lambda: _state_is(jellybit, "service_problems", named), what="the failing services")
+    entity = (await jellybit.all_entities())["service_problems"]
+    assert entity["attributes"]["metadata"]["tmdb"]["hint"] == "check the key"
+    assert entity["attributes"]["qbittorrent"]["hint"] == "start qBittorrent"
 
 
 async def test_a_failed_add_from_home_assistant_is_an_error_event(jellybit: Jellybit) -> None:

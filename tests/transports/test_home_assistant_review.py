@@ -224,6 +224,33 @@ async def test_reject_from_the_notification_and_a_poster_on_it(
         assert poster["message"].startswith("Two shows named Fargo")
 
 
+async def test_a_better_copy_is_decided_from_the_notification(
+        reviewing: tuple[Jellybit, dict[str, str]], mosquitto: Broker,
+        qbittorrent: QbittorrentInstance) -> None:
+    app, _ids = reviewing
+    held = ("already in your library as 1080p WEB-DL by NTb from Some.Movie.2001.1080p, laid out "
+            "2026-11-05; this copy is 2160p Remux by FGT: better")
+    app.engine.layouter.held = held           # the layout preview's better-copy question
+    async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
+            JellybitClient(app.config, name="ha-upgrade") as client:
+        seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.2160p.REMUX",
+                                {"Some.Movie.2001.2160p.REMUX.mkv": 52_000})
+        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
+        download = added.data.id
+        await app.engine.settle(download, State.REVIEW)
+        asked = await inbox.next("Jellybit: Test Movie")
+        assert f"This film or episode is {held}." in asked["message"]
+        assert asked["data"]["actions"] == [
+            {"action": f"JELLYBIT_UPGRADE_{download}_KEEP", "title": "Keep both"},
+            {"action": f"JELLYBIT_UPGRADE_{download}_REPLACE", "title": "Replace"},
+            {"action": f"JELLYBIT_UPGRADE_{download}_SKIP", "title": "Skip"}]
+        await press(app.ha, f"JELLYBIT_UPGRADE_{download}_REPLACE")
+        await app.engine.settle(download, State.DONE)
+        done = await inbox.next("Jellybit: laid out")
+        assert "is in the library" in done["message"]
+        assert (await app.engine.store.overrides(download))["upgrade"] == "replace"
+
+
 async def test_the_add_script_takes_a_long_magnet_and_a_context(
         reviewing: tuple[Jellybit, dict[str, str]]) -> None:
     app, ids = reviewing

@@ -256,7 +256,7 @@ async def test_info_reports_outside_services_from_their_probes(
     config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
     refresher = JellyfinRefresher(fake_jellyfin.config())
     full = Config(mqtt=config, jellyfin=fake_jellyfin.config())
-    state = EngineState(engine.commands, engine.bus, full, statuses=_probes(None, [], refresher))
+    state = EngineState(engine.commands, engine.bus, full, statuses=_probes(full, None, [], refresher))
     bridge = MqttBridge(config, handlers=build_handlers(engine.commands), state=state, results=engine.store)
     task = asyncio.create_task(bridge.run())
     try:
@@ -264,7 +264,66 @@ async def test_info_reports_outside_services_from_their_probes(
         info = await eventually_retained(config, Topics(config.base_topic).info, lambda v: v is not None)
         assert info["jellyfin"]["enabled"] is True
         assert info["jellyfin"]["connected"] is True
+        assert info["jellyfin"]["state"] == "ok"
         assert info["llm"]["enabled"] is False
+        assert info["llm"]["state"] == "not configured"
+        assert "llm.enabled = true" in info["llm"]["hint"]
     finally:
         await stop_bridge(bridge, task)
         await refresher.close()
+
+
+async def test_jellyfins_answer_is_on_the_download_topic_and_an_event(
+    make_engine: EngineFactory, mosquitto: Broker, fake_jellyfin, tmp_path: Path
+) -> None:
+    """The confirmation over MQTT: `jellyfin` on the retained download (pending, then the note) and a
+    `jellyfin` event with the note as `message`. Here no Jellyfin library holds the download's folder."""
+    from jellybit.adapters.jellyfin_library import JellyfinLibraries
+    from jellybit.config import PathsConfig
+    from jellybit.core.states import Actor
+    from jellybit.engine.jellyfin_confirm import JellyfinConfirmer
+
+    engine = await make_engine()
+    config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
+    topics = Topics(config.base_topic)
+    fake_jellyfin.add_library("Shows", "tvshows", "/media/series")
+    paths = PathsConfig(downloads=tmp_path, movies=tmp_path / "movies", series=tmp_path / "series")
+    jellyfin = fake_jellyfin.config(path_map=[{"jellyfin": "/media", "local": str(tmp_path)}])
+    lookup = JellyfinLibraries(jellyfin, paths)
+    confirmer = JellyfinConfirmer(engine.store, engine.bus, lookup, jellyfin, paths)
+    bridge, task = await start_bridge(engine, config)
+    events: list[dict[str, Any]] = []
+    port = int(config.url.rsplit(":", 1)[1])
+    try:
+        async with aiomqtt.Client("127.0.0.1", port, identifier=f"ev-{uuid.uuid4().hex[:8]}") as observer:
+            await observer.subscribe(topics.events, qos=1)
+
+            async def collect() -> None:
+                async for message in observer.messages:
+                    events.append(json.loads(message.payload))
+
+            collector = asyncio.create_task(collect())
+            added = await engine.commands.add(source=f"magnet:?xt=urn:btih:{'e' * 40}&dn=Heat.1995")
+            download_id = added.download.id
+            for state in (State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE):
+                await engine.worker.serial.change(download_id, state, reason="test", actor=Actor.WORKER)
+            await confirmer.track(await engine.store.get_download(download_id))
+            await eventually_retained(config, topics.download(download_id),
+                                      lambda v: v and (v.get("jellyfin") or {}).get("status") == "pending")
+            await confirmer.confirm_due()
+            laid = await eventually_retained(
+                config, topics.download(download_id),
+                lambda v: v and (v.get("jellyfin") or {}).get("status") == "missing")
+            assert laid["state"] == "done"
+            assert "No Jellyfin library holds" in laid["jellyfin"]["note"]
+            deadline = asyncio.get_running_loop().time() + 5
+            while not any(e["event_type"] == "jellyfin" for e in events):
+                assert asyncio.get_running_loop().time() < deadline, events
+                await asyncio.sleep(0.05)
+            collector.cancel()
+        (told,) = [e for e in events if e["event_type"] == "jellyfin" and e["reason"] == "missing"]
+        assert told["id"] == download_id
+        assert told["message"] == laid["jellyfin"]["note"]
+    finally:
+        await stop_bridge(bridge, task)
+        await confirmer.lookup.close()

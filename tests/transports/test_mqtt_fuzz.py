@@ -1,4 +1,4 @@
-"""Fuzzing the request path: any payload on any command topic gets a well-formed answer.
+"""Fuzzing the request path: any payload on any topic under `request/` gets a well-formed answer.
 
 Runs the bridge's real request handling over the real engine (built by `app.build_app`) and a
 real SQLite file; qBittorrent points at a closed port, so nothing leaves the machine.
@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import tempfile
+import uuid
 from pathlib import Path
 
+import aiomqtt
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from jellybit.app import build_app
 from jellybit.config import (
@@ -23,10 +29,11 @@ from jellybit.config import (
     StorageConfig,
     TvmazeConfig,
 )
-from jellybit.protocol import Command, NotifyRequest, Response, parse_request
+from jellybit.protocol import Command, EventPayload, NotifyRequest, Response, parse_request
+from tests.support.bridge import Bus
 from tests.support.services import free_port
 
-COMMANDS = [c.value for c in Command] + ["", "nope", "add/extra", "ädd"]
+COMMANDS = [c.value for c in Command] + ["", "nope", "add/extra", "add/", "/add", "ädd"]
 ID = "01jfzzzzzzzzzzzzzzzzzzzzzz"
 
 json_values = st.recursive(
@@ -34,11 +41,17 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
     max_leaves=12,
 )
+# Text with lone surrogates: `json.dumps` writes them as `\\ud800` escapes, which `json.loads`
+# turns back into strings UTF-8 cannot carry (the answer and the `error` event once failed on them).
+lone = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"])
+surrogate_text = st.lists(st.one_of(lone, st.characters()), min_size=1, max_size=12).map("".join)
 keys = st.sampled_from(["id", "source", "torrent", "context", "hint", "candidate_id", "overrides", "until",
                         "hours", "delete_data", "confirm", "provider", "provider_id", "states", "limit",
                         "offset", "text", "transaction", "reason", "hash"])
 objects = st.dictionaries(keys, json_values | st.just(ID), max_size=5).map(
     lambda d: json.dumps(d).encode())
+broken_text = st.dictionaries(keys | surrogate_text, surrogate_text | json_values | st.just(ID), min_size=1,
+                              max_size=4).map(lambda d: json.dumps(d).encode())
 
 
 def _nest(value: object, shape: list[bool]) -> object:
@@ -57,7 +70,7 @@ numbers = st.one_of(st.integers(min_value=-(10**30), max_value=10**30), st.float
 numeric = st.tuples(st.sampled_from(["limit", "offset", "hours"]), numbers).map(
     lambda kv: f'{{"{kv[0]}": {kv[1] if isinstance(kv[1], str) else json.dumps(kv[1])}}}'.encode())
 payloads = st.one_of(st.binary(max_size=300), objects, st.text(max_size=200).map(str.encode), deep, brackets,
-                     numeric)
+                     numeric, broken_text)
 
 
 @given(command=st.sampled_from(list(Command)), payload=payloads)
@@ -194,3 +207,85 @@ def test_any_request_with_any_properties_is_answered_under_the_prefix(
 
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(scenario(Path(tmp)))
+
+
+@given(payload=broken_text)
+def test_text_that_is_not_valid_unicode_is_refused_by_name(payload: bytes) -> None:
+    data = json.loads(payload)
+    broken = any(isinstance(t, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in t)
+                 for t in [*data.keys(), *data.values()])
+    try:
+        parse_request(Command.APPLY, payload)
+    except ValueError as exc:
+        str(exc).encode("utf-8")                     # the message itself can be answered
+        if broken:
+            return
+    assert not broken, "a lone surrogate got through"
+
+
+# ---------------------------------------------------------------- the same over a real broker
+
+# (topic under <base>/, payload, the code of the answer). Sent as they are by a raw MQTT client.
+CORPUS = [
+    ("request/", b"{}", "unknown_command"),
+    ("request/", b'{"id": "\\ud800"}', "unknown_command"),
+    ("request/add/x", b"magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567", "unknown_command"),
+    ("request/add/", b"{}", "unknown_command"),
+    ("request//", b"{}", "unknown_command"),
+    ("request/apply", b'{"id": "\\ud800", "transaction": "\\udc00tx"}', "invalid_argument"),
+    ("request/cancel", b'{"id": "' + ID.encode() + b'", "transaction": "a\\ud83d"}', "invalid_argument"),
+    ("request/add", b'{"source": "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567", '
+                    b'"context": "\\udfff"}', "invalid_argument"),
+    ("request/refine", b'{"id": "' + ID.encode() + b'", "hint": "\\ud800\\ud800"}', "invalid_argument"),
+    ("request/add", b"\xed\xa0\x80", "invalid_argument"),                  # a surrogate as raw bytes
+    ("request/get", b'{"id": "\\udc00"}', "invalid_argument"),
+    ("request/undo", b'{"\\ud800": 1}', "invalid_argument"),
+]
+
+
+async def test_the_corpus_over_a_real_broker_is_answered_and_every_error_event_is_readable(
+    bus: Bus, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every request is answered in valid UTF-8 JSON the protocol models read (a lone surrogate
+    shown as U+FFFD), a failed command that would change something also gets its `error` event,
+    nothing is logged as an error, and nothing changes."""
+    port = int(bus.config.url.rsplit(":", 1)[1])
+    base = bus.topics.base
+    async with aiomqtt.Client("127.0.0.1", port, identifier=f"fuzz-{uuid.uuid4().hex[:8]}",
+                              protocol=aiomqtt.ProtocolVersion.V5) as raw:
+        await raw.subscribe(f"{base}/response/#", qos=1)
+        await raw.subscribe(bus.topics.events, qos=1)
+        for n, (suffix, payload, code) in enumerate(CORPUS):
+            props = Properties(PacketTypes.PUBLISH)
+            props.CorrelationData = b"\xed\xa0\x80" + bytes([n])    # any bytes come back as they went
+            with_topic = n % 2 == 0
+            if with_topic:
+                props.ResponseTopic = f"{base}/response/fuzz/{n}"
+            await raw.publish(f"{base}/{suffix}", payload, qos=1, properties=props)
+            wants_event = suffix.removeprefix("request/") not in {"get", "list", "titles", "notify"}
+            answer: Response | None = None
+            event: EventPayload | None = None
+            async with asyncio.timeout(10):
+                async for message in raw.messages:
+                    body = bytes(message.payload)  # type: ignore[arg-type]
+                    body.decode("utf-8")                        # strict: valid UTF-8
+                    if str(message.topic) == bus.topics.events:
+                        event = EventPayload.model_validate_json(body)
+                    else:
+                        answer = Response.model_validate_json(body)
+                        assert message.properties.CorrelationData == props.CorrelationData
+                        if with_topic:
+                            assert str(message.topic) == f"{base}/response/fuzz/{n}"
+                    if answer is not None and (event is not None or not wants_event):
+                        break
+            assert answer.error is not None, (suffix, payload)
+            assert answer.error.code == code, (suffix, payload, answer.error)
+            if code == "unknown_command":
+                assert f"{base}/request/<command>" in answer.error.message
+            if b"tx" in payload:
+                assert answer.transaction == "\ufffdtx"
+            if event is not None:
+                assert event.event_type == "error"
+                assert event.code == code
+    assert await bus.engine.store.count_downloads() == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text

@@ -246,6 +246,8 @@ async def test_a_transient_failure_is_not_remembered_so_the_same_transaction_run
     ("list", b'{"limit": 9' + b"9" * 5000 + b"}"),
     ("apply", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz", "overrides": {"files": {"a.mkv": {"episodes": [-1]}}}}'),
     ("defer", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz", "hours": NaN}'),
+    ("upgrade", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz", "choice": "overwrite"}'),
+    ("upgrade", b'{"id": "01jfzzzzzzzzzzzzzzzzzzzzzz"}'),
     ("add", b"\xff\xfe not utf-8"),
 ])
 async def test_hostile_payloads_get_a_structured_error_and_no_task_dies(bus: Bus, command: str,

@@ -36,8 +36,21 @@ def downloads(draw: st.DrawFn) -> Download:
         progress=draw(st.floats(min_value=0, max_value=1)), dl_speed=draw(st.integers(0, 2**40)),
         eta=draw(MAYBE_INT), torrent_state=draw(st.none() | st.sampled_from(["stalledDL", "metaDL"])),
         num_seeds=draw(MAYBE_INT), num_peers=draw(MAYBE_INT), defer_until=draw(st.none() | STAMP),
-        settled_at=draw(st.none() | STAMP),
+        settled_at=draw(st.none() | STAMP), **draw(jellyfin_fields()),
     )
+
+
+@st.composite
+def jellyfin_fields(draw: st.DrawFn) -> dict[str, str | None]:
+    """Jellyfin's confirmation of a download: never asked, pending, found (item and link) or a note."""
+    status = draw(st.sampled_from([None, "pending", "found", "missing", "unreachable"]))
+    if status is None:
+        return {}
+    found = status == "found"
+    return {"jellyfin_status": status, "jellyfin_item_id": "a" * 32 if found else None,
+            "jellyfin_url": f"http://jf.lan/web/#/details?id={'a' * 32}" if found else None,
+            "jellyfin_note": None if found else draw(st.none() | TEXT),
+            "jellyfin_checked_at": draw(st.none() | STAMP)}
 
 
 @st.composite
@@ -79,6 +92,9 @@ def plain_rows(draw: st.DrawFn) -> DownloadRow:
         "num_peers": download.num_peers, "defer_until": download.defer_until,
         "created_at": download.created_at, "updated_at": download.updated_at,
         "settled_at": download.settled_at, "infohashes": sorted(download.hashes()),
+        "jellyfin_status": download.jellyfin_status, "jellyfin_item_id": download.jellyfin_item_id,
+        "jellyfin_url": download.jellyfin_url, "jellyfin_note": download.jellyfin_note,
+        "jellyfin_checked_at": download.jellyfin_checked_at,
         "media_type": recognition.media_type.value if recognition and recognition.media_type else None,
         "title": recognition.title if recognition else None,
         "original_title": recognition.original_title if recognition else None,
@@ -123,3 +139,28 @@ def test_a_plan_as_plain_rows_is_what_its_models_dump(items: list[PlanItem]) -> 
         PlanItemPayload(source=i.source, size=i.size, role=i.role.value, season=i.season,
                         episodes=list(i.episodes), language=i.language, library=i.library, target=i.target,
                         status=i.status, note=i.note) for i in items]
+
+
+def test_a_movie_packs_review_carries_its_films_and_recommends_the_unsure_films_pick() -> None:
+    from jellybit.core.records import Film, Reason, Recommendation
+    from jellybit.protocol import ReviewPayload
+    from jellybit.transports.payloads import recommended, review_payload
+    picks = (Candidate("tmdb", "2103", MediaType.MOVIE, "Solaris", 2002, distance=0.19, chosen=True,
+                       details={"film": "T/Solaris.mkv"}, id="c1"),
+             Candidate("tmdb", "593", MediaType.MOVIE, "Solaris", 1972, distance=0.2,
+                       details={"film": "T/Solaris.mkv"}, id="c2"),
+             Candidate("tmdb", "1398", MediaType.MOVIE, "Stalker", 1979, distance=0.0, chosen=True,
+                       details={"film": "T/Stalker.mkv"}, id="c3"))
+    films = (Film("T/Stalker.mkv", "Stalker", 1979, ("T/Stalker.mkv",), "tmdb", "1398", "Stalker", 1979, 1.0,
+                  Recommendation.STRONG),
+             Film("T/Solaris.mkv", "Solaris", None, ("T/Solaris.mkv",), "tmdb", "2103", "Solaris", 2002, 0.85,
+                  Recommendation.MEDIUM, (Reason("small_margin", "close", 0.15, True),)))
+    pack = Recognition(MediaType.MOVIE, "Duology", None, Plan(films=films), candidates=picks, id="r",
+                       download_id="d")
+    assert recommended(pack) is picks[0]                 # not Stalker's, which is sure already
+    review = Download(id="d", source_type="magnet", source_ref="m", display_name="Duology", context="",
+                      state=State.REVIEW, qbt_tag="jb", created_at="t", updated_at="t")
+    payload = ReviewPayload.model_validate_json(review_payload(review, pack, []).model_dump_json())
+    assert [(f.title, f.confirmed, [r.code for r in f.reasons]) for f in payload.films] == [
+        ("Stalker", True, []), ("Solaris", False, ["small_margin"])]
+    assert [c.film for c in payload.candidates] == ["T/Solaris.mkv", "T/Solaris.mkv", "T/Stalker.mkv"]

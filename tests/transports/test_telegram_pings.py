@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from jellybit import clock
+from jellybit.core.jellyfin import Confirmation
+from jellybit.core.records import Reason
 from jellybit.core.states import Actor, State
+from jellybit.engine.events import Event, EventKind
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.telegram_bot import ANNA, BORIS, POSTER, BotFactory, to_review, walk
 
@@ -140,3 +143,45 @@ async def test_pings_go_to_every_allowed_user_or_the_configured_chats(make_bot: 
     second = await to_review(other.engine, "Other.Film.2001")
     await other.card(second, chat=group)
     assert not [s for s in fake_telegram.outbox(ANNA["id"]) if second in str(s.message)]
+
+
+async def test_a_better_copy_review_offers_keep_both_replace_skip(make_bot: BotFactory,
+                                                                  fake_telegram: FakeTelegram) -> None:
+    """The film is already in the library: the card says what is there; Replace answers the question."""
+    bot = await make_bot()
+    held = ("already in your library as 1080p WEB-DL by NTb from The.Matrix.1999.1080p.WEB-DL-NTb, laid out "
+            "2026-11-05; this copy is 2160p Remux by FGT: better")
+    download_id = await to_review(bot.engine, "The.Matrix.1999.2160p.BluRay.REMUX-FGT",
+                                  reasons=(Reason("better_copy", held, blocking=True),), held=held)
+    card = await bot.card(download_id)
+    assert "already in your library as 1080p WEB-DL by NTb" in card.text
+    assert [b["text"] for b in card.buttons][:5] == ["Keep both", "Replace", "Skip", "Reject", "Defer"]
+    fake_telegram.press(ANNA, card, "Replace")
+    answer = await fake_telegram.until(lambda: fake_telegram.answers)
+    assert answer[0]["text"].startswith("Replacing the library's copy (undo brings it back) by Анна")
+    assert (await bot.engine.store.overrides(download_id))["upgrade"] == "replace"
+    history = await bot.engine.store.transitions(download_id)
+    assert any(t.reason == "upgrade: replace" and t.actor is Actor.HUMAN for t in history)
+
+
+async def test_jellyfins_answer_follows_the_done_ping(make_bot: BotFactory,
+                                                      fake_telegram: FakeTelegram) -> None:
+    """Done, then "In Jellyfin" with the item's link once the confirmation finds it (a second ping)."""
+    bot = await make_bot()
+    download_id = await to_review(bot.engine)
+    card = await bot.card(download_id)
+    fake_telegram.press(ANNA, card, "Apply")
+    await bot.state(download_id, State.DONE)
+    store = bot.engine.store
+    assert await store.jellyfin_track(download_id) is not None
+    url = f"http://jellyfin.lan:8096/web/#/details?id={'a' * 32}"
+    download, changed = await store.jellyfin_record(download_id, Confirmation.FOUND, item_id="a" * 32,
+                                                    url=url)
+    assert changed
+    bot.engine.bus.publish(Event(EventKind.JELLYFIN, download_id, name=download.display_name, reason="found",
+                                 data={"url": url, "note": None}))
+    found = await bot.card(download_id, "In Jellyfin")
+    assert f"Open in Jellyfin: {url}" in found.text
+    assert [b["text"] for b in found.buttons] == ["Open panel", "Undo"]
+    done = await bot.card(download_id, "Done")          # the first ping is kept, whenever it went out
+    assert done.message["message_id"] != found.message["message_id"]

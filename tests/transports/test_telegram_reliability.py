@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 import httpx
+import pytest
 
 from jellybit.core.pings import PingStatus, TelegramPing
+from jellybit.transports.telegram import UPDATE_ATTEMPTS
+from jellybit.transports.telegram_pings import ASKED, HELD_MAX
+from jellybit.transports.telegram_send import REPLY_ATTEMPTS
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 from tests.support.qbittorrent import eventually
 from tests.support.services import free_port
@@ -168,3 +173,142 @@ async def test_the_webhook_receives_updates_only_with_the_secret(make_bot: BotFa
     page = await bot.engine.commands.list(limit=10)
     assert [d.context for d in page.items] == ["вебхук"]
     assert not fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates")
+
+
+@pytest.mark.parametrize(("status", "body"), [
+    (500, {"ok": False, "error_code": 500, "description": "Internal Server Error"}),
+    (404, {"ok": False, "error_code": 404, "description": "Not Found"}),     # PTB calls this InvalidToken
+])
+async def test_an_update_that_keeps_failing_does_not_hold_back_later_ones(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture,
+        status: int, body: dict) -> None:
+    """A .torrent Telegram never hands over: tried a bounded number of times, the sender told, then on."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    bot = await make_bot()
+    fake_telegram.script(status, body, times=1000, path=f"/file/bot{TOKEN}/")
+    stuck = fake_telegram.send_document(ANNA, b"d4:infod4:name1:xee", "Stuck.torrent")
+    later = fake_telegram.send_text(ANNA, f"magnet:?xt=urn:btih:{'c' * 40}")
+
+    notice = await bot.reply_to(stuck)
+    assert "could not handle that message" in notice.text
+    assert f"{UPDATE_ATTEMPTS} tries" in notice.text
+    assert "Added:" in (await bot.reply_to(later)).text
+    downloads = [d for d in await bot.engine.store.list_downloads() if d.source_type == "magnet"]
+    assert len(downloads) == 1
+    fetches = [r for r in fake_telegram.calls() if r.path.startswith(f"/file/bot{TOKEN}/")]
+    assert len(fetches) == UPDATE_ATTEMPTS
+    await fake_telegram.until(lambda: fake_telegram.pending == 0)           # both confirmed
+    assert await bot.engine.store.telegram_update_seen(stuck["update_id"])
+    given_up = [r for r in caplog.records if "given up" in r.getMessage()]
+    assert len(given_up) == 1
+    assert not [r for r in caplog.records if "refused the bot token" in r.getMessage()]
+    assert bot.task is not None
+    assert not bot.task.done()
+
+
+async def test_a_wrong_token_is_still_named_as_one(make_bot: BotFactory, fake_telegram: FakeTelegram,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """getMe answering 401 is what makes the bot say the token is refused."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    await make_bot(token="1:wrong-token-value")
+    await fake_telegram.until(lambda: [r for r in caplog.records if "refused the bot token" in r.message])
+    assert len(fake_telegram.calls(path="/bot1:wrong-token-value/getMe")) >= 2        # asked again to be sure
+
+
+async def test_an_answer_dropped_after_flood_control_is_logged_with_its_reason(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """Three 429s in a row on one answer: it is dropped, and the log says so and why."""
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    bot = await make_bot()
+    fake_telegram.script(429, RETRY_AFTER, times=REPLY_ATTEMPTS, path=f"/bot{TOKEN}/sendMessage")
+    fake_telegram.send_text(ANNA, "/help")
+    await fake_telegram.until(lambda: [r for r in caplog.records if "flood-limited" in r.getMessage()],
+                              within=20.0)
+    (record,) = [r for r in caplog.records if "flood-limited" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "Flood control exceeded" in record.error
+    assert len(fake_telegram.calls(path=f"/bot{TOKEN}/sendMessage")) == REPLY_ATTEMPTS
+    fake_telegram.send_text(ANNA, "/help")                                 # the next answer goes out
+    await fake_telegram.until(lambda: any("Jellybit puts" in s.text for s in fake_telegram.outbox()))
+    assert bot.task is not None
+
+
+async def test_a_database_refusing_writes_keeps_the_ping_and_sends_it_after(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """A download reaches review, then the database refuses writes (SQLite's own read-only refusal,
+    a `storage_read_only` fault) before the ping is queued: the ping waits in memory with one log
+    line and no traceback, and is queued and sent once the database takes writes again."""
+    bot = await make_bot(start=False)
+    pinger = bot.transport.pinger
+    await pinger.catch_up()                              # the cursor, as the first start sets it
+    download_id = await to_review(bot.engine)            # its event waits in the bot's subscription
+    store = bot.engine.store
+    await store.conn.execute("PRAGMA query_only = ON")
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    await bot.start()
+
+    async def held() -> bool:
+        return pinger.held >= 1
+    await eventually(held)
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await asyncio.sleep(0.3)                             # the event, a retry: still no traceback
+    assert await ping_rows(bot, download_id) == []
+    assert not [s for s in fake_telegram.outbox() if s.text.startswith("Needs review")]
+    assert not [r for r in caplog.records if r.exc_info]
+    waiting = [r for r in caplog.records if "wait in memory" in r.getMessage()]
+    assert len(waiting) == 1
+    assert "the database is read-only" in waiting[0].getMessage()
+
+    await store.conn.execute("PRAGMA query_only = OFF")
+    card = await bot.card(download_id, within=30.0)
+    assert card.buttons
+    await first_ping(bot, download_id, lambda p: p.status is PingStatus.SENT)
+    assert pinger.held == 0
+    await asyncio.sleep(0.3)
+    assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
+    assert [r for r in caplog.records if "queued after the database fault" in r.getMessage()]
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_pings_past_the_memory_bound_are_found_again_by_a_catch_up(make_bot: BotFactory) -> None:
+    """More pings than memory holds while the database refuses writes: the oldest leave memory, and
+    once writes get through the catch-up from the cursor (which stayed put) queues the state again."""
+    bot = await make_bot(start=False)
+    pinger = bot.transport.pinger
+    await pinger.catch_up()
+    download_id = await to_review(bot.engine)
+    store = bot.engine.store
+    await store.conn.execute("PRAGMA query_only = ON")
+    for n in range(HELD_MAX + 1):
+        assert await pinger.enqueue(download_id, "review", f"{ASKED}{n}") == 0
+    assert pinger.held == HELD_MAX
+    assert await pinger.flush_held() == 0                # still refused: nothing leaves memory
+    assert pinger.held == HELD_MAX
+    await store.conn.execute("PRAGMA query_only = OFF")
+    assert await pinger.flush_held() == HELD_MAX + 1     # the held ones and the transition caught up
+    keys = {row.dedupe_key for row in await ping_rows(bot, download_id)}
+    assert f"review@{ASKED}0" not in keys
+    assert f"review@{ASKED}{HELD_MAX}" in keys
+    transition = [t for t in (await bot.engine.commands.get(download_id)).transitions
+                  if t.to_state.value == "review"][-1]
+    assert f"review@{transition.created_at}" in keys
+
+
+async def test_a_message_during_a_database_fault_is_answered_once(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """The database refuses writes: a message is answered once, not again on every retry of the
+    update's bookkeeping, and without a traceback."""
+    bot = await make_bot()
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await bot.engine.store.conn.execute("PRAGMA query_only = ON")
+    caplog.set_level(logging.INFO, logger="jellybit.transports")
+    fake_telegram.send_text(ANNA, "/help")
+
+    def answers() -> list:
+        return [s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Jellybit puts")]
+    await fake_telegram.until(answers)
+    polls = len(fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    await fake_telegram.until(lambda: len(fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates")) >= polls + 3)
+    assert len(answers()) == 1
+    assert not [r for r in caplog.records if r.exc_info]
+    await bot.engine.store.conn.execute("PRAGMA query_only = OFF")

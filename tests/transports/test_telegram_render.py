@@ -6,7 +6,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jellybit.core.models import Download
-from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, Recognition, Role
+from jellybit.core.records import (
+    Candidate,
+    Film,
+    MediaType,
+    Plan,
+    PlanItem,
+    Reason,
+    Recognition,
+    Recommendation,
+    Role,
+)
 from jellybit.core.states import State
 from jellybit.transports.telegram_render import (
     CAPTION_LIMIT,
@@ -84,3 +94,26 @@ def test_candidate_buttons_only_when_a_human_must_choose() -> None:
     flagged = recognition(reasons=small, distances=(0.05, 0.6), provider_id="0")
     assert len(close_candidates(flagged, 0.15)) == 2
     assert len(close_candidates(recognition(distances=(0.1, 0.9, 0.95, 0.99)), 0.15)) == 3
+
+
+def test_a_movie_pack_card_shows_each_film_and_offers_only_the_unsure_ones_candidates() -> None:
+    solaris = [Candidate("tmdb", pid, MediaType.MOVIE, "Solaris", year, distance=d,
+                         details={"film": "T/Solaris.mkv"}, id=f"01jbz9x8k4m3n2p1q0r9s8t7{n:02d}")
+               for n, (pid, year, d) in enumerate((("593", 1972, 0.2), ("2103", 2002, 0.19)))]
+    stalker = Candidate("tmdb", "1398", MediaType.MOVIE, "Stalker", 1979, distance=0.0, chosen=True,
+                        details={"film": "T/Stalker.mkv"}, id="01jbz9x8k4m3n2p1q0r9s8t799")
+    films = (Film("T/Solaris.mkv", "Solaris", None, ("T/Solaris.mkv",), "tmdb", "2103", "Solaris", 2002, 0.85,
+                  Recommendation.MEDIUM),
+             Film("T/Stalker.mkv", "Stalker", 1979, ("T/Stalker.mkv",), "tmdb", "1398", "Stalker", 1979, 1.0,
+                  Recommendation.STRONG))
+    pack = Recognition(MediaType.MOVIE, "Tarkovsky Duology", None, Plan(films=films), confidence=0.85,
+                       reasons=(Reason("film_uncertain", "1 of 2 films need a human", blocking=True),),
+                       candidates=(*solaris, stalker), id="r", download_id=ID)
+    card = review_card(download("Tarkovsky.Duology"), pack, panel="https://p.example", margin=0.15)
+    shown = plain_text(card.text, "HTML")
+    assert "? Solaris → Solaris (2002) — needs you" in shown
+    assert "✓ Stalker (1979) → Stalker (1979)" in shown
+    labels = [b.text for row in card.keyboard.inline_keyboard for b in row]
+    assert "Solaris (2002) · movie · tmdb" in labels
+    assert "Solaris (1972) · movie · tmdb" in labels
+    assert not any(label.startswith("Stalker") for label in labels)

@@ -124,7 +124,10 @@ class FakeWorker:
                                 qbittorrent=SystemStatus(connected=True, version="v4.5.2"),
                                 llm=SystemStatus(enabled=False),
                                 metadata={"tmdb": SystemStatus(connected=True)},
-                                jellyfin=SystemStatus(connected=False, detail="connection refused"))
+                                jellyfin=SystemStatus(connected=False, detail="connection refused"),
+                                telegram=SystemStatus(connected=False, state="refused",
+                                                      detail="Telegram refused the bot token",
+                                                      hint="check JELLYBIT_TELEGRAM_TOKEN"))
         self._queue: asyncio.Queue[list[Message]] = asyncio.Queue()
         handlers = {command: self._handler(command) for command in Command}
         self.bridge = MqttBridge(mqtt, handlers=handlers, state=self, results=_Results(),

@@ -21,6 +21,7 @@ import httpx
 
 from jellybit.config import load_config
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
+from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze
 from tests.support.network_guard import assert_loopback_config
 from tests.support.services import free_port
@@ -95,9 +96,12 @@ class Stack:
     """Config, fakes and the two processes of one browser test module."""
 
     def __init__(self, root: Path, *, broker_url: str, base_topic: str, qbittorrent: Any, data_dir: Path,
-                 tmdb: FakeTmdb, tvdb: FakeTvdb, tvmaze: FakeTvmaze, posters: PosterServer) -> None:
+                 tmdb: FakeTmdb, tvdb: FakeTvdb, tvmaze: FakeTvmaze, posters: PosterServer,
+                 jellyfin: FakeJellyfin | None = None) -> None:
         self.root = root
+        self.jellyfin = jellyfin
         self.data_dir = data_dir
+        self.catalogue = tmdb.catalogue          # what a test adds here every fake serves
         self.movies = root / "media" / "movies"
         self.series = root / "media" / "series"
         for path in (self.movies, self.series):
@@ -141,6 +145,7 @@ base_url = "{tvdb.base_url}"
 enabled = true
 base_url = "{tvmaze.base_url}"
 
+{self._jellyfin_section(root / "media")}
 [worker]
 poll_interval = 0.1
 
@@ -157,6 +162,26 @@ format = "text"
 """, encoding="utf-8")
         self.worker = Child("run", self.config, root / "worker.log", root)
         self.panel = Child("panel", self.config, root / "panel.log", root)
+
+    def _jellyfin_section(self, media: Path) -> str:
+        """Jellyfin's libraries over the media tree, which its container sees as `/media`."""
+        if self.jellyfin is None:
+            return ""
+        self.jellyfin.add_library("Movies", "movies", "/media/movies")
+        self.jellyfin.add_library("Shows", "tvshows", "/media/series")
+        self.jellyfin.mount("/media", media)
+        return f"""
+[jellyfin]
+enabled = true
+url = "{self.jellyfin.origin}"
+api_key = "{self.jellyfin.API_KEY}"
+debounce_seconds = 0.1
+check_interval = 0.2
+
+[[jellyfin.path_map]]
+jellyfin = "/media"
+local = "{media}"
+"""
 
     def start(self) -> None:
         """Start the worker and the panel; wait until the panel answers HTTP."""

@@ -20,7 +20,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.support.fake_catalogue import FakeTitle
 from tests.support.fake_http import running
+from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.fake_metadata import FakeTmdb, FakeTvdb, FakeTvmaze, default_catalogue
 from tests.support.ha_screens import SHOTS_ENV
 from tests.support.mosquitto import Broker
@@ -59,11 +61,11 @@ def stack(mosquitto: Broker, qbittorrent_server: QbittorrentProcess) -> Iterator
     posters.start()
     catalogue = default_catalogue()
     with running(FakeTmdb(catalogue)) as tmdb, running(FakeTvdb(catalogue)) as tvdb, \
-            running(FakeTvmaze(catalogue)) as tvmaze:
+            running(FakeTvmaze(catalogue)) as tvmaze, running(FakeJellyfin()) as jellyfin:
         tvdb.image_host = tvmaze.image_host = posters.base_url     # posters from loopback only
         stack = Stack(root, broker_url=mosquitto.url, base_topic=f"jbui-{secrets.token_hex(4)}",
                       qbittorrent=qbittorrent_server, data_dir=data, tmdb=tmdb, tvdb=tvdb, tvmaze=tvmaze,
-                      posters=posters)
+                      posters=posters, jellyfin=jellyfin)
         try:
             stack.start()
             yield stack
@@ -205,6 +207,13 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     assert pinned.stat().st_ino == (seeded.content / subtitle).stat().st_ino
     expect(page.get_by_text(str(target)).first).to_be_visible()
     assert action_bar(page) == ["Undo…"]
+    # Done means in Jellyfin: the rescan found it, the page links to the item (live, no reload).
+    in_jellyfin = page.get_by_role("link", name="In Jellyfin: open the item in a new tab")
+    expect(in_jellyfin).to_be_visible()
+    assert stack.jellyfin is not None
+    item = stack.jellyfin.items[f"/media/movies/{folder}/{folder}.mkv"]
+    expect(in_jellyfin).to_have_attribute("href", f"{stack.jellyfin.origin}/web/#/details?id={item.id}")
+    expect(page.get_by_test_id("jellyfin")).not_to_contain_text("waiting")
     shoot(page, "detail-done-desktop")
 
     page.get_by_role("button", name="Undo").click()
@@ -218,6 +227,47 @@ def test_upload_review_choose_apply_done_undo(stack: Stack, page: Page, phone: P
     assert (seeded.content / "The.Matrix.1080p.BluRay.x264.mkv").exists()  # the source is untouched
     page.goto(stack.url)
     expect(page.locator(f"[data-download='{ident}']")).to_contain_text("Undone")
+
+
+def test_a_better_copy_offers_keep_both_replace_skip_and_replace_is_undone(
+        stack: Stack, page: Page, phone: Page) -> None:
+    old_name, new_name = "The.Matrix.1999.1080p.WEB-DL-NTb", "The.Matrix.1999.2160p.BluRay.REMUX-FGT"
+    old = seeded_torrent(stack.data_dir, old_name, {f"{old_name}.mkv": 210_000})
+    upload_and_add(page, stack, old.torrent, "matrix-1080p", "")
+    badge = page.locator("[data-section=Download] [data-state]")
+    expect(badge).to_have_text("Done")
+    folder = "The Matrix (1999) [tmdbid-603]"
+    target = stack.movies / folder / f"{folder}.mkv"
+    wait_for(target.exists)
+    new = seeded_torrent(stack.data_dir, new_name, {f"{new_name}.mkv": 220_000}, seed=5)
+    ident = upload_and_add(page, stack, new.torrent, "matrix-2160p", "")
+    expect(badge).to_have_text("Needs review")
+    upgrade = page.locator("[data-section=Upgrade]")
+    expect(upgrade.get_by_test_id("upgrade-message")).to_contain_text(
+        f"already in your library as 1080p WEB-DL by NTb from {old_name}")
+    expect(upgrade.get_by_test_id("upgrade-message")).to_contain_text(
+        "this copy is 2160p Remux by FGT: better")
+    for name in ("Keep both", "Replace", "Skip"):
+        expect(upgrade.get_by_role("button", name=name, exact=True)).to_be_visible()
+    assert action_bar(page) == ["Defer", "Reject…", "Cancel download…"]     # the card answers, not Apply
+    check_page(page)
+    shoot(page, "detail-upgrade-desktop")
+    phone.goto(f"{stack.url}/download/{ident}")
+    expect(phone.locator("[data-section=Upgrade]").get_by_role("button", name="Replace", exact=True)) \
+        .to_be_visible()
+    check_page(phone)
+    shoot(phone, "detail-upgrade-phone")
+
+    upgrade.get_by_role("button", name="Replace", exact=True).click()
+    expect(badge).to_have_text("Done")
+    wait_for(lambda: target.stat().st_ino == (new.content / f"{new_name}.mkv").stat().st_ino)
+    assert (old.content / f"{old_name}.mkv").exists()          # the old download is never touched
+
+    page.get_by_role("button", name="Undo").click()
+    dialog = page.get_by_role("alertdialog")
+    dialog.get_by_role("button", name="Undo").click()
+    expect(badge).to_have_text("Undone")
+    wait_for(lambda: target.stat().st_ino == (old.content / f"{old_name}.mkv").stat().st_ino)
 
 
 def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
@@ -269,6 +319,41 @@ def test_a_series_review_decides_in_one_look_and_takes_a_corrected_episode(
     assert corrected[0].stat().st_ino == (seeded.content / "Shameless.S05E03.720p.HDTV.mkv").stat().st_ino
     assert "[tvdbid-161511]" in corrected[0].parent.parent.name
     assert not list(stack.series.rglob("*S05E03.mkv"))
+
+
+def test_a_duology_review_decides_only_its_unsure_film(stack: Stack, page: Page, phone: Page) -> None:
+    for title, year, tmdb in (("Stalker", 1979, 1398), ("Solaris", 1972, 593), ("Solaris", 2002, 2103)):
+        stack.catalogue.add(FakeTitle("movie", title, year, tmdb_id=tmdb, slug=f"{title.lower()}-{year}",
+                                      overview=f"{title}, a film by its director."))
+    name = "Tarkovsky.Duology.1972-1979.1080p.BluRay"
+    files = {"Solaris.1080p.BluRay.mkv": 80_000, "Stalker.1979.1080p.BluRay.mkv": 81_000}
+    seeded = seeded_torrent(stack.data_dir, name, files)
+    ident = upload_and_add(page, stack, seeded.torrent, "duology", "")
+    expect(page.get_by_test_id("verdict")).to_have_text("Needs your decision")
+    films = page.locator("[data-section^=Films]")
+    expect(films).to_contain_text("Films (2; 1 to decide)")
+    sure = page.locator("[data-film][data-confirmed=true]")
+    unsure = page.locator("[data-film][data-confirmed=false]")
+    expect(sure).to_contain_text("Stalker (1979) → Stalker (1979)")
+    expect(sure.get_by_test_id("film-state")).to_have_text("Matched")
+    expect(sure.get_by_role("button", name=re.compile("^Choose"))).to_have_count(0)   # nothing to decide
+    expect(unsure.get_by_test_id("film-state")).to_have_text("Needs you")
+    for view, size in ((page, "desktop"), (phone, "phone")):
+        view.goto(f"{stack.url}/download/{ident}")
+        expect(view.get_by_test_id("verdict")).to_have_text("Needs your decision")
+        check_page(view)
+        shoot(view, f"review-duology-{size}")
+    choose = unsure.get_by_role("button", name="Choose Solaris (1972)")
+    choose.click()
+    expect(choose).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="Apply", exact=True).click()
+    expect(page.get_by_test_id("verdict")).to_have_text("Laid out as you decided")
+    solaris, stalker = "Solaris (1972) [tmdbid-593]", "Stalker (1979) [tmdbid-1398]"
+    for folder, source in ((solaris, "Solaris.1080p.BluRay.mkv"), (stalker, "Stalker.1979.1080p.BluRay.mkv")):
+        target = stack.movies / folder / f"{folder}.mkv"
+        wait_for(target.exists)
+        assert target.stat().st_ino == (seeded.content / source).stat().st_ino
+    assert not list(stack.movies.glob("Solaris (2002)*"))
 
 
 def test_a_torrent_without_peers_shows_qbittorrents_state_and_can_be_cancelled(

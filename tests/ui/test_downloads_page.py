@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from nicegui import ui
 from nicegui.testing import User
@@ -82,8 +84,12 @@ async def test_filters_by_text_and_state(worker: FakeWorker, user: User) -> None
     user.find(marker="filter-problems").click()
     await user.should_see("Beta.Release", retries=20)
     await user.should_not_see("Alpha.Release", retries=20)
-    states = [body.get("states") for command, body in worker.requests if command == "list"]
-    assert ["failed", "target_missing", "orphaned", "deleted"] in states  # the history follows the filter
+    wanted = ["failed", "target_missing", "orphaned", "deleted"]     # the history follows the filter
+    for _ in range(200):                                               # its `list` is sent after the click
+        if wanted in [body.get("states") for command, body in worker.requests if command == "list"]:
+            break
+        await asyncio.sleep(0.05)
+    assert wanted in [body.get("states") for command, body in worker.requests if command == "list"]
     assert sections(user) == ["Needs attention"]
 
 

@@ -103,6 +103,8 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.should_see("TMDB (metadata): Connected")
     await user.should_see("Jellyfin: Unreachable")
     await user.should_see("connection refused")
+    await user.should_see("Telegram: Refused (check the key or token)")
+    await user.should_see("What to do: check JELLYBIT_TELEGRAM_TOKEN")
 
 
 async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: User) -> None:
@@ -121,6 +123,26 @@ async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: 
     await user.should_see("database is locked")
     await user.should_see("Worker mqtt loop: Recovered")
     await user.should_not_see("Worker mqtt-updates loop")           # a loop that never failed is quiet
+
+
+async def test_status_shows_the_storage_and_its_faults(worker: FakeWorker, user: User) -> None:
+    from jellybit.protocol import ComponentStatus
+    from jellybit.transports.mqtt import Message, encode
+
+    full = "the database disk is full (/srv/db/jellybit.db); free space on /srv/db"
+    worker.info = worker.info.model_copy(update={"components": {
+        "database": ComponentStatus(error=full, code="storage_full", failed_at="2026-01-02T03:04:05Z"),
+        "library.movies": ComponentStatus(),
+        "library.series": ComponentStatus(error="the series library is not mounted (/srv/series)",
+                                          code="library_unmounted"),
+    }})
+    worker._queue.put_nowait([Message(worker.topics.info, encode(worker.info))])
+    await user.open("/status")
+    await user.should_see("Database: Disk full", retries=50)
+    await user.should_see(full)
+    await user.should_see("Movies library: Writable")
+    await user.should_see("Series library: Not mounted")
+    await user.should_not_see("Worker database loop")               # storage is not one of the loops
 
 
 async def test_worker_offline_banner_comes_and_goes(worker: FakeWorker, user: User) -> None:

@@ -13,6 +13,7 @@ from jellybit.protocol import (
     Command,
     DownloadDetail,
     DownloadPayload,
+    FilmPayload,
     MediaType,
     PlanItemPayload,
     RecognitionDetail,
@@ -26,7 +27,7 @@ from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
 from ui.pages import detail_dialogs as dialogs
 from ui.pages import detail_sections as sections
-from ui.pages import review_sections
+from ui.pages import film_sections, review_sections
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 ADDED = {
@@ -52,6 +53,7 @@ class DetailView:
         self.form: dict[str, Any] = {"media_type": None, "title": "", "year": None, "season": None,
                                      "hint": ""}
         self.selected: str | None = None
+        self.film_choices: dict[str, str] = {}           # a movie pack: film key -> candidate key
         self.file_edits: dict[str, dict[str, Any]] = {}   # source -> the table's corrections
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
@@ -101,6 +103,10 @@ class DetailView:
             self.selected = review.candidate_key(chosen) if chosen is not None else None
         elif self.selected not in keys:
             self.selected = review.preselected(recognition)
+        picks = film_sections.preselected(recognition)
+        films = {f.key for f in recognition.films} if recognition else set()
+        self.film_choices = {k: v for k, v in {**picks, **self.film_choices}.items()
+                             if k in films and v in keys} if self.state is State.REVIEW else picks
         sources = {row.source for row in self.plan()}
         self.file_edits = {k: v for k, v in self.file_edits.items() if k in sources}
         self._seen = self._fingerprint()
@@ -126,6 +132,13 @@ class DetailView:
                "Press Apply to lay it out.")
         self.refresh()
 
+    def choose_film(self, film: FilmPayload, candidate: CandidatePayload) -> None:
+        """Decide one film of a movie pack (the others keep their choice)."""
+        self.film_choices[film.key] = review.candidate_key(candidate)
+        notify(f"{film.title}: {fmt.title_line(candidate.title, candidate.year)}. "
+               "Press Apply once every film is decided.")
+        self.refresh()
+
     def selected_candidate(self) -> CandidatePayload | None:
         """The candidate the human picked (or the worker's choice)."""
         recognition = self.recognition
@@ -140,6 +153,11 @@ class DetailView:
             return files
         overrides: dict[str, Any] = {}
         candidate = self.selected_candidate()
+        if self.recognition is not None and self.recognition.films:
+            # a movie pack: each decided film is pinned on its own files, no one candidate for the pack
+            pinned = film_sections.pins(self.recognition, self.film_choices)
+            files = {s: {**pinned.get(s, {}), **files.get(s, {})} for s in {*pinned, *files}}
+            candidate = None
         if candidate is not None:
             if candidate.id:
                 payload["candidate_id"] = candidate.id
@@ -218,9 +236,14 @@ class DetailView:
         deciding = allowed("apply", state)
         review_sections.decision(review.verdict(download, recognition, data.timeline if data else []),
                                  recognition, state)
+        if recognition is not None and allowed("upgrade", state):
+            review_sections.upgrade_choice(recognition.plan, self.upgrade)
         if recognition is not None:
             items = recognition.candidates
-            if items or deciding:
+            if recognition.films:
+                film_sections.films(recognition, self.film_choices, self.choose_film, self.apply,
+                                    can_choose=deciding)
+            elif items or deciding:
                 review_sections.candidates(items, self.selected, recognition.recommended, self.choose,
                                            self.apply, can_choose=deciding)
             if deciding:
@@ -274,10 +297,13 @@ class DetailView:
         state = self.state
         shown = self.download is not None and any(allowed(c, state) for c in self._buttons)
         self._toolbar.set_visibility(shown)
+        # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
+        asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                button.set_enabled(allowed(command, state))
-                button.set_visibility(allowed(command, state))
+                shown = allowed(command, state) and not (command == "apply" and asks)
+                button.set_enabled(shown)
+                button.set_visibility(shown)
 
     def _overrides(self) -> None:
         with ui.expansion("Correct type, title, year or season", icon="edit").classes("w-full").props(
@@ -353,6 +379,14 @@ class DetailView:
             return
         data = await call(self.live, Command.APPLY, payload, button=button,
                           success="Applying: the files are being laid out.")
+        await self._after(data)
+
+    async def upgrade(self, choice: str, button: ui.button) -> None:
+        """Answer the better-copy question (keep both, replace or skip) and lay out."""
+        words = {"keep_both": "Keeping both", "replace": "Replacing the library's copy",
+                 "skip": "Skipping this copy"}
+        data = await call(self.live, Command.UPGRADE, {"id": self.id, "choice": choice}, button=button,
+                          success=f"{words.get(choice, choice)}: laying out.")
         await self._after(data)
 
     async def refine(self, button: ui.button) -> None:

@@ -6,7 +6,15 @@ from collections.abc import Callable
 
 from nicegui import ui
 
-from jellybit.protocol import DownloadDetail, DownloadPayload, LinkRow, LinkStatus, MediaType, TransitionRow
+from jellybit.protocol import (
+    DownloadDetail,
+    DownloadPayload,
+    JellyfinPayload,
+    LinkRow,
+    LinkStatus,
+    MediaType,
+    TransitionRow,
+)
 from ui import format as fmt
 from ui.cards import state_badge
 from ui.frame import WRAP
@@ -123,7 +131,27 @@ def header(download: DownloadPayload, torrent: Callable[[], None] | None = None)
         ui.label(f"Failed: {error.message or error.code}").classes("text-negative text-sm").style(WRAP)
     for warning in download.warnings:
         ui.label(warning).classes("text-warning-strong text-sm").style(WRAP)
+    jellyfin(download.jellyfin)
     if download.defer_until:
         ui.label(f"Deferred until {fmt.stamp(download.defer_until)}").classes("text-sm")
     ui.label(f"Added {fmt.stamp(download.created_at)} · id {download.id}").classes(
         "text-xs text-muted").style(WRAP)
+
+
+def jellyfin(state: JellyfinPayload | None) -> None:
+    """Whether Jellyfin lists the download: a link to its item, the wait, or what to check (a note,
+    never a failure: the download is done either way)."""
+    if state is None:
+        return
+    with ui.row().classes("items-center gap-2 no-wrap").props("data-testid=jellyfin"):
+        if state.status == "found" and state.url:
+            ui.icon("check_circle", color="positive").props("aria-hidden=true")
+            ui.link("In Jellyfin", state.url, new_tab=True).classes("text-sm").props(
+                "aria-label='In Jellyfin: open the item in a new tab' rel=noopener")
+        elif state.status == "pending":
+            ui.icon("hourglass_empty").classes("text-muted").props("aria-hidden=true")
+            ui.label("Laid out; waiting for Jellyfin to list it").classes("text-sm text-muted")
+        else:
+            ui.icon("warning", color="warning").props("aria-hidden=true")
+            ui.label(f"Not in Jellyfin yet: {state.note or 'no reason recorded'}").classes(
+                "text-warning-strong text-sm").style(WRAP)

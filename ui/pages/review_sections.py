@@ -97,13 +97,14 @@ def candidates(items: list[CandidatePayload], selected: str | None, recommended:
                      "a hint.").classes("text-sm text-muted")
             return
         for item in items:
-            _candidate(item, review.candidate_key(item), selected, recommended, choose, apply,
+            candidate_card(item, review.candidate_key(item), selected, recommended, choose, apply,
                        can_choose=can_choose)
 
 
-def _candidate(item: CandidatePayload, key: str, selected: str | None, recommended: str | None,
-               choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
-               can_choose: bool) -> None:
+def candidate_card(item: CandidatePayload, key: str, selected: str | None, recommended: str | None,
+                   choose: Callable[[CandidatePayload], None], apply: Callable[[ui.button], Any], *,
+                   can_choose: bool) -> None:
+    """One candidate work: poster, what tells it apart, evidence, links, Choose (and Apply once chosen)."""
     picked = key == selected
     name = fmt.title_line(item.title, item.first_year or item.year)
     card = ui.card().classes("w-full gap-2 p-3").props(f"flat bordered data-candidate='{key}'")
@@ -199,6 +200,29 @@ def _attr(text: str) -> str:
     return text.replace("'", "’").replace('"', "”")
 
 
+UPGRADE_BUTTONS = (("keep_both", "Keep both", "library_add", "a Jellyfin version beside it"),
+                   ("replace", "Replace", "swap_horiz", "the old library link goes; Undo brings it back; "
+                    "its download is never touched"),
+                   ("skip", "Skip", "do_not_disturb_on", "lay nothing of this copy"))
+
+
+def upgrade_choice(rows: list[PlanItemPayload], choose: Callable[[str, Any], Any]) -> None:
+    """The better-copy question: what the library has, and Keep both / Replace / Skip."""
+    held = [row for row in rows if row.status == "held" and row.role == "video"]
+    if not held:
+        return
+    with section("Already in your library") as card:
+        card.props("data-section=Upgrade")
+        for row in held:
+            ui.label(f"{row.source}: {row.note}").classes("text-body2").style(WRAP).props(
+                "data-testid=upgrade-message")
+        with ui.row().classes("w-full gap-2 flex-wrap"):
+            for choice, text, icon, tip in UPGRADE_BUTTONS:
+                button = ui.button(text, icon=icon).props("outline no-caps").mark(f"upgrade-{choice}")
+                button.on_click(lambda e, c=choice: choose(c, e.sender))
+                button.tooltip(tip)
+
+
 def file_table(rows: list[PlanItemPayload], edits: dict[str, dict[str, Any]], folder: str | None, *,
                editable: bool) -> None:
     """Every file: source → target, role, season/episodes, language; editable while in review."""
@@ -261,7 +285,10 @@ def _file_editors(row: PlanItemPayload, edit: dict[str, Any]) -> None:
         mark.props(f"color={'negative' if problem else 'indigo-8'}")
         mark.set_visibility(problem or bool(verdict))
 
+    # Rebuilt with an edit already made (a live update re-rendered the table): say so again.
     changed_now = review.file_overrides([row], {source: edit})
+    mark.set_text("Not valid" if isinstance(changed_now, str) else "Changed")
+    mark.props(f"color={'negative' if isinstance(changed_now, str) else 'indigo-8'}")
     mark.set_visibility(bool(changed_now))
     role = ui.select({r.value: fmt.ROLES[r] for r in review.ROLES}, value=str(edit.get("role", row.role)),
                      label="Role").props(

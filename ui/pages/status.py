@@ -1,4 +1,5 @@
-"""The status page: broker, worker, qBittorrent, LLM, metadata providers and Jellyfin, from `info`."""
+"""The status page: broker, worker, qBittorrent, LLM, metadata providers, Jellyfin and Telegram, from
+`info`, each with what to do when it is not working."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
         return "Configured", "radio_button_unchecked", "blue-grey-8"
     if status.connected:
         return "Connected", "check_circle", "positive"
+    if status.state == "refused":
+        return "Refused (check the key or token)", "key_off", "negative"
     return "Unreachable", "error", "negative"
 
 
@@ -73,7 +76,7 @@ def register(live: Live, *, login: bool) -> None:
                             detail or "No worker has published its state on this broker.")
                     if info is not None:
                         for name, status in (("qBittorrent", info.qbittorrent), ("LLM", info.llm),
-                                             ("Jellyfin", info.jellyfin)):
+                                             ("Jellyfin", info.jellyfin), ("Telegram", info.telegram)):
                             label, icon, colour = system_words(status)
                             row(name, label, icon, colour, _detail(status))
                         if info.metadata:
@@ -84,7 +87,13 @@ def register(live: Live, *, login: bool) -> None:
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
                                 "Without metadata every download goes to review.")
+                        for name, title in STORAGE.items():
+                            if (component := info.components.get(name)) is not None:
+                                label, icon, colour = storage_words(component)
+                                row(title, label, icon, colour, _component_detail(component))
                         for name, component in sorted(info.components.items()):
+                            if name in STORAGE:
+                                continue
                             if component.error or component.restarts or not component.running:
                                 label, icon, colour = component_words(component)
                                 row(f"Worker {name} loop", label, icon, colour, _component_detail(component))
@@ -120,6 +129,20 @@ def register(live: Live, *, login: bool) -> None:
             ui.timer(1.0, tick)
 
 
+# The storage the worker writes to, as `info.components` names it (docs/mqtt-api.md, "Storage faults").
+STORAGE = {"database": "Database", "library.movies": "Movies library", "library.series": "Series library"}
+STORAGE_LABELS = {"storage_full": "Disk full", "storage_read_only": "Read-only",
+                  "storage_missing": "File gone", "storage_locked": "Locked", "library_full": "Disk full",
+                  "library_read_only": "Read-only", "library_unmounted": "Not mounted"}
+
+
+def storage_words(component: ComponentStatus) -> tuple[str, str, str]:
+    """(label, icon, colour) for the database or a library root: writable, or its fault."""
+    if component.code:
+        return STORAGE_LABELS.get(component.code, "Failing"), "error", "negative"
+    return "Writable", "check_circle", "positive"
+
+
 def component_words(component: ComponentStatus) -> tuple[str, str, str]:
     """(label, icon, colour) for one of the worker's own loops that failed at some point."""
     if not component.running:
@@ -138,5 +161,7 @@ def _component_detail(component: ComponentStatus) -> str:
 
 
 def _detail(status: SystemStatus) -> str:
-    parts = [p for p in (f"version {status.version}" if status.version else "", status.detail or "") if p]
+    hint = f"What to do: {status.hint}" if status.hint and status.connected is not True else ""
+    version = f"version {status.version}" if status.version else ""
+    parts = [p for p in (version, status.detail or "", hint) if p]
     return " — ".join(parts)

@@ -14,7 +14,7 @@ from jellybit.adapters.library.roots import PATH_MAX, resolve_target
 from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.frozen import evolve
-from jellybit.core.links import episode_numbers
+from jellybit.core.links import FileLink, episode_numbers
 from jellybit.core.models import Download
 from jellybit.core.path_map import translate_path
 from jellybit.core.reasons import reason
@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 LAID_ROLES = frozenset({Role.VIDEO, Role.SUBTITLE, Role.AUDIO, Role.EXTRA})
 VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
 PLANNED, EXISTS, COLLISION, SKIPPED = "planned", "exists", "collision", "skipped"
+HELD = "held"                               # a better-copy question waits for a human (upgrades.py)
 _NOT_PLAIN = frozenset({"", ".", ".."})    # components a plain relative path never has
 _MAX_LISTED = 20
 
@@ -162,6 +163,21 @@ def episodes_on_disk(directory: Path) -> dict[tuple[int, int], list[Path]]:
     return found
 
 
+@dataclass(frozen=True)
+class Upgrades:
+    """The better-copy decisions an inspection follows (adapters/library/upgrades.py)."""
+
+    decisions: Mapping[str, str]                 # video source -> held | keep_both | replace | skip
+    replaced: Mapping[str, FileLink]             # video source -> the other download's row it replaces
+    title_at: Mapping[str, FileLink]             # absolute target -> the title's live row there
+    notes: Mapping[str, str] = field(default_factory=dict)   # video source -> what is there, in words
+
+    def attached(self, item: PlanItem) -> str | None:
+        """The decision that applies to this item: its own (a video) or its video's (a track)."""
+        return self.decisions.get(item.attached_to or item.source) if item.role is not Role.VIDEO \
+            else self.decisions.get(item.source)
+
+
 @dataclass
 class Inspection:
     """A plan checked against the disk: statuses set, sources resolved, problems listed."""
@@ -175,6 +191,7 @@ class Inspection:
     missing: list[str] = field(default_factory=list)
     own_copies: dict[str, tuple[int, int | None, int | None]] = field(default_factory=dict)
     # ^ dst_path -> (inode of a live copy, its source's dev, its source's inode)
+    replaces: dict[int, FileLink] = field(default_factory=dict)   # item index -> the row it replaces
 
     def reasons(self) -> list[Reason]:
         """The blocking reasons a human must see before this plan may be applied."""
@@ -200,9 +217,11 @@ def _listed(values: list[str]) -> str:
 def inspect(
     download: Download, plan: Plan, paths: PathsConfig, roots: Mapping[str, Path], *,
     merge: bool, own_copies: Mapping[str, tuple[int, int | None, int | None]] | None = None,
+    upgrades: Upgrades | None = None,
 ) -> Inspection:
     """Resolve every target and source and compare with the disk; never writes anything."""
     result = Inspection(plan=plan, own_copies=dict(own_copies or {}))
+    upgrades = upgrades or Upgrades({}, {}, {})
     items = list(plan.items)
     seen: dict[str, int] = {}
     season_dirs: dict[str, dict[tuple[int, int], list[Path]]] = {}
@@ -210,6 +229,11 @@ def inspect(
     for index, item in enumerate(items):
         if item.role not in LAID_ROLES or not item.target or not item.library or item.status == COLLISION:
             continue  # naming left it unplaced, or already reports the clash (layout_reasons)
+        decision = upgrades.attached(item) if upgrades.decisions else None
+        if decision == HELD:
+            items[index] = evolve(item, status=HELD, note=upgrades.notes.get(item.source)
+                                  or "waits for Keep both / Replace / Skip on its video")
+            continue
         root = roots.get(item.library)
         try:
             if root is None:
@@ -229,7 +253,16 @@ def inspect(
         seen[dst] = index
         result.sources[index] = (src, src_stat)
         result.targets[index] = dst
-        items[index] = _compare(item, src_stat, dst, dst_st, merge, result.own_copies, season_dirs)
+        if decision == "skip":
+            items[index] = evolve(item, status=SKIPPED, note="a copy is already in the library; skipped")
+            continue
+        old = _replaced(item, dst, dst_st, src_stat, upgrades) if decision == "replace" else None
+        if old is not None:
+            result.replaces[index] = old
+            items[index] = evolve(item, status=PLANNED, note=f"replaces {os.path.basename(old.src_path)}")
+            continue
+        items[index] = _compare(item, src_stat, dst, dst_st, merge and decision is None, result.own_copies,
+                                season_dirs)
         if items[index].status == COLLISION:
             result.collisions.append(dst)
         elif items[index].status == EXISTS and isinstance(dst_st, os.stat_result):
@@ -240,8 +273,24 @@ def inspect(
             if item.status == COLLISION:
                 result.collisions.remove(result.targets[index])
             items[index] = evolve(item, status=SKIPPED, note="its video is already present")
-    result.plan = Plan(items=tuple(items), folder=plan.folder)
+    result.plan = Plan(items=tuple(items), folder=plan.folder, films=plan.films)
     return result
+
+
+def _replaced(item: PlanItem, dst: str, st: TargetStat, src: fs.SourceStat,
+              upgrades: Upgrades) -> FileLink | None:
+    """The other download's row this item replaces, or None (nothing to replace, or not that file)."""
+    if isinstance(st, os.stat_result) and (st.st_dev, st.st_ino) == (src.dev, src.ino):
+        return None                   # already this very file: it exists, nothing to replace
+    if item.role is Role.VIDEO:
+        old = upgrades.replaced.get(item.source)
+        if old is not None and (st is None or old.dst_path == dst):
+            return old if st is None or (isinstance(st, os.stat_result) and st.st_ino == old.dst_ino) \
+                else None
+    held = upgrades.title_at.get(dst)
+    if held is not None and isinstance(st, os.stat_result) and st.st_ino == held.dst_ino:
+        return held                   # a subtitle or track of the old copy at this very path
+    return None
 
 
 def _compare(

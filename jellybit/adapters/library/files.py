@@ -78,7 +78,8 @@ class RemoveOutcome:
 
 
 def _fail(action: str, path: Path | str, exc: OSError) -> AdapterError:
-    return AdapterError(SYSTEM, f"cannot {action} {path}: {exc.strerror or exc}")
+    return AdapterError(SYSTEM, f"cannot {action} {path}: {exc.strerror or exc}", errno=exc.errno,
+                        path=str(path))
 
 
 def link_error(dst: Path | str, exc: OSError) -> AdapterError:

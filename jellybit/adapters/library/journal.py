@@ -125,15 +125,25 @@ def lay_rows(rows: Sequence[FileLink], roots: Iterable[Path], note_copy: NoteCop
     return result
 
 
-def resync_pending(rows: Sequence[FileLink]) -> tuple[list[LinkUpdate], list[FileLink]]:
-    """After a crash: settle pending rows the disk already answers; return those still to lay."""
+def resync_pending(
+    rows: Sequence[FileLink], olds: Mapping[int, FileLink] | None = None,
+) -> tuple[list[LinkUpdate], list[FileLink]]:
+    """After a crash: settle pending rows the disk already answers; return those still to lay.
+
+    `olds` are the rows that pending rows replace (better copies): a target still holding the
+    old file is not a collision but a swap still to do.
+    """
     updates: list[LinkUpdate] = []
     missing: list[FileLink] = []
+    olds = olds or {}
     for row in rows:
         if row.status is not LinkStatus.PENDING:
             continue
         dst = Path(row.dst_path)
         fs.discard_temp(dst, str(row.id))
+        old = olds.get(row.id)
+        if old is not None:
+            fs.discard_temp(dst, f"{row.id}-swap")
         try:
             st = os.lstat(dst)
         except FileNotFoundError:
@@ -142,7 +152,9 @@ def resync_pending(rows: Sequence[FileLink]) -> tuple[list[LinkUpdate], list[Fil
         except OSError as exc:
             updates.append(LinkUpdate(row.id, LinkStatus.COLLISION, None, f"cannot inspect: {exc.strerror}"))
             continue
-        if (st.st_dev, st.st_ino) == (row.src_dev, row.src_ino):
+        if old is not None and old.dst_path == row.dst_path and st.st_ino == old.dst_ino:
+            missing.append(row)
+        elif (st.st_dev, st.st_ino) == (row.src_dev, row.src_ino):
             updates.append(LinkUpdate(row.id, LinkStatus.LINKED, st.st_ino, "recovered after a crash"))
         elif row.dst_ino is not None and st.st_ino == row.dst_ino:
             updates.append(LinkUpdate(row.id, LinkStatus.COPIED, st.st_ino, "copy recovered after a crash"))

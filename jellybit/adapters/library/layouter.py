@@ -16,12 +16,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
-from jellybit.adapters.library import journal
-from jellybit.adapters.library.disk import EXISTS, PLANNED, SKIPPED, Inspection, inspect, targets_in_place
+from jellybit.adapters.library import journal, replace
+from jellybit.adapters.library import upgrades as up
+from jellybit.adapters.library.disk import (
+    EXISTS,
+    PLANNED,
+    SKIPPED,
+    Inspection,
+    Upgrades,
+    inspect,
+    targets_in_place,
+)
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
-from jellybit.adapters.store.links import title_folder_of
+from jellybit.adapters.storage_watch import StorageWatch, library_fault, place_for
 from jellybit.config import PathsConfig
 from jellybit.core.links import (
     LIVE_STATUSES,
@@ -31,17 +40,20 @@ from jellybit.core.links import (
     LinkStatus,
     LinkUpdate,
     NewLink,
+    title_folder_of,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
 from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
 from jellybit.core.reasons import reason
-from jellybit.core.records import MediaType, Reason, Recognition, RecognitionDraft, Role, Work
+from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Role, Work
+from jellybit.core.sanitize import is_within
 from jellybit.core.states import RECONCILABLE, State, drift
+from jellybit.core.storage import StorageCode, library_component
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import ReconcileItem
 from jellybit.core.targets import layout_reasons, layout_targets
-from jellybit.errors import JellybitError, NotFound, UnsafePath
+from jellybit.errors import AdapterError, JellybitError, NotFound, StorageFault, UnsafePath
 from jellybit.logs import for_download
 
 log = logging.getLogger(__name__)
@@ -51,7 +63,7 @@ UNDO_CHUNK = 128     # links removed per recorded undo step
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
 _KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
-APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision"})
+APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision", "better_copy"})
 
 
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
@@ -60,7 +72,7 @@ _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
 def _new_links(inspection: Inspection) -> list[NewLink]:
     """The journal rows of an inspection's laid items, in plan order (one loop: a pack has thousands)."""
     items, sources, targets = inspection.plan.items, inspection.sources, inspection.targets
-    existing = inspection.existing
+    existing, replaces = inspection.existing, inspection.replaces
     rows: list[NewLink] = []
     add, pending = rows.append, LinkStatus.PENDING
     for index in inspection.laid():
@@ -73,16 +85,20 @@ def _new_links(inspection: Inspection) -> list[NewLink]:
         else:
             assert item.status == SKIPPED
             status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
+        old = replaces.get(index)
         add(NewLink(src, targets[index], _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
-                    dst_ino, message))
+                    dst_ino, message, None if old is None else old.id))
     return rows
 
 
 class LayoutEngine(TitlesMixin):
     """Implements the `Layouter` port over the store and the library folders."""
 
-    def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK) -> None:
+    def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK,
+                 upgrades: str = "ask", watch: StorageWatch | None = None) -> None:
         self.store = store
+        self.upgrade_policy = upgrades       # layout.upgrades: ask | keep_both | replace_if_better
+        self.watch = watch            # storage faults of the library roots (None: not watched)
         self.paths = paths
         self.chunk = max(1, chunk)
         self.roots = {"movies": Path(paths.movies), "series": Path(paths.series)}
@@ -131,17 +147,58 @@ class LayoutEngine(TitlesMixin):
         own = await self.store.links_for_download(download.id, LIVE_STATUSES)
         with gc_paused():
             plan = layout_targets(recognition.plan, work, folder=folder)
+            plan, upgrades, found = await self._upgrades(download, recognition, plan, work, folder,
+                                                         title_links)
+            reasons.extend(found)
             copies = {
                 link.dst_path: (link.dst_ino, link.src_dev, link.src_ino)
                 for link in [*title_links, *own] if journal.is_copy(link) and link.dst_ino is not None
             }
             merge = folder is not None and recognition.media_type is MediaType.SERIES
             inspection = await asyncio.to_thread(
-                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies
+                inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies,
+                upgrades=upgrades,
             )
             if folder is not None:
                 reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
             return inspection, [*reasons, *layout_reasons(plan), *inspection.reasons()], bool(own)
+
+    async def _upgrades(
+        self, download: Download, recognition: RecognitionDraft, plan: Plan, work: Work, folder: str | None,
+        title_links: list[FileLink],
+    ) -> tuple[Plan, Upgrades | None, list[Reason]]:
+        """Better copies: held videos, the decision for each, and the plan relabelled for keep-both."""
+        roots = {name: str(root) for name, root in self.roots.items()}
+        films = recognition.media_type is MediaType.MOVIE
+        holding = up.holders(plan, roots, title_links, download.id, films)
+        if not holding:
+            return plan, None, []
+        choice = (await self.store.overrides(download.id)).get("upgrade")
+        copies: dict[str, up.HeldCopy] = {}
+        for item in plan.items:
+            old = holding.get(item.source)
+            if old is None:
+                continue
+            other = await self.store.find_download(old.download_id)
+            batch = await self.store.get_batch(old.apply_batch_id)
+            copy = up.held_copy(item, download.display_name, old,
+                                other.display_name if other else old.download_id,
+                                batch.finished_at or batch.created_at)
+            # An episode already there that this copy does not beat is merge top-up (skipped, seed
+            # 002 §6.2), not a question: a season pack over single episodes must not ask each time.
+            if films or copy.verdict is up.Verdict.BETTER:
+                copies[item.source] = copy
+        if not copies:
+            return plan, None, []
+        decisions = {s: up.decide(self.upgrade_policy, choice, c) for s, c in copies.items()}
+        kept = {s: copies[s] for s, d in decisions.items() if d == up.Choice.KEEP_BOTH}
+        if kept:
+            labelled = up.version_labels(recognition.plan, kept)
+            plan = layout_targets(labelled, work, folder=folder)
+        title_at = {link.dst_path: link for link in title_links if link.download_id != download.id}
+        replaced = {s: copies[s].old for s, d in decisions.items() if d == up.Choice.REPLACE}
+        notes = {s: c.describe() for s, c in copies.items()}
+        return plan, Upgrades(decisions, replaced, title_at, notes), up.upgrade_reasons(copies, decisions)
 
     async def preview(self, download: Download, recognition: RecognitionDraft) -> LayoutPreview:
         """Compute targets (folder convergence included), statuses and blocking reasons; writes nothing."""
@@ -167,10 +224,57 @@ class LayoutEngine(TitlesMixin):
             try:
                 with gc_paused():
                     return await self._apply(download, recognition)
+            except AdapterError as exc:
+                error = self._storage(exc)
+                if error is exc:
+                    raise
+                raise error from exc
             finally:
                 self.previews.changed()
 
+    # ------------------------------------------------------------------ storage faults
+
+    def _library(self, path: str | None) -> str | None:
+        """The library a path lies in (None: neither)."""
+        if path is None:
+            return None
+        return next((name for name, root in self.roots.items() if is_within(root, Path(path), or_equal=True)),
+                    None)
+
+    def _storage(self, exc: AdapterError) -> JellybitError:
+        """A filesystem failure in a library as its storage fault (told to the watch), else itself."""
+        name = self._library(exc.path)
+        if exc.errno is None or name is None:
+            return exc
+        place = (self.watch.library_place(name) if self.watch is not None
+                 else place_for(library_component(name), self.roots[name]))
+        fault = library_fault(OSError(exc.errno, exc.message), place)
+        if fault is None:
+            return exc
+        if self.watch is not None:
+            self.watch.failed(fault)
+        return fault
+
+    def _check_links(self, rows: Sequence[FileLink]) -> None:
+        """Refuse to remove or re-check links in a library that is read-only or not mounted: its
+        files would be refused one by one, or look gone and be recorded as removed."""
+        if self.watch is None:
+            return
+        for name in dict.fromkeys(n for r in rows if (n := self._library(r.dst_path)) is not None):
+            fault = self.watch.check_library(name)
+            if fault is not None and fault.code != StorageCode.LIBRARY_FULL:
+                raise fault
+
+    def check_library(self, media_type: MediaType) -> None:
+        """Refuse to lay out into a library that is full, read-only or not mounted (probed now)."""
+        if self.watch is None or media_type not in LIBRARIES:
+            return
+        fault = self.watch.check_library(LIBRARIES[media_type])
+        if fault is not None:
+            raise fault
+
     async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
+        self.check_library(recognition.media_type)
         if await self._recover_download(download.id):
             self.previews.changed()
         previewed = self.previews.take(download, recognition)
@@ -202,12 +306,21 @@ class LayoutEngine(TitlesMixin):
         def note_copy(link_id: int, ino: int) -> None:
             asyncio.run_coroutine_threadsafe(self.store.note_copy_inode(link_id, ino), loop).result()
 
+        olds = await self.store.replaced_in_batch(batch.id)
         pending = [r for r in rows if r.status is LinkStatus.PENDING]
         count = Counter(r.status for r in rows)     # only pending rows change below, each once
         warnings: list[str] = []
-        for start in range(0, len(pending), self.chunk):
-            chunk = pending[start:start + self.chunk]
-            done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
+        swaps = [r for r in pending if r.id in olds]
+        if swaps:
+            pending = [r for r in pending if r.id not in olds]
+        # Better copies last: the old files go only once everything else is laid.
+        steps = [*range(0, len(pending), self.chunk), *([-1] if swaps else [])]
+        for start in steps:
+            if start >= 0:
+                chunk = pending[start:start + self.chunk]
+                done = await asyncio.to_thread(journal.lay_rows, chunk, self.roots.values(), note_copy)
+            else:
+                done = await asyncio.to_thread(replace.swap_rows, swaps, olds, self.roots.values())
             # Plain links stay pending until the commit marks them: the disk proves them after a crash.
             await self.store.finish_links(done.updates)
             count[LinkStatus.PENDING] -= len(done.linked) + len(done.updates)
@@ -220,6 +333,9 @@ class LayoutEngine(TitlesMixin):
             if done.collisions or done.error is not None:
                 await self._roll_back(batch)
                 if done.error is not None:
+                    error = self._storage(done.error) if isinstance(done.error, AdapterError) else done.error
+                    if isinstance(error, StorageFault):
+                        raise error       # the watch logged it; the download waits in review
                     log.error("batch rolled back", **for_download(batch.download_id, batch_id=batch.id,
                                                                   error=done.error.message))
                     return ApplyResult("failed", batch_id=batch.id, message=done.error.message,
@@ -238,6 +354,12 @@ class LayoutEngine(TitlesMixin):
 
     async def _roll_back(self, batch: ApplyBatch) -> journal.TakeBack:
         rows = await self.store.links_for_batch(batch.id)
+        olds = await self.store.replaced_in_batch(batch.id)
+        if olds:
+            swapped = [r for r in rows if r.id in olds]
+            rows = [r for r in rows if r.id not in olds]
+            back = await asyncio.to_thread(replace.roll_back_swaps, swapped, olds, self.roots.values())
+            await self.store.finish_links(back)
         taken = await asyncio.to_thread(journal.roll_back, rows, self.roots.values())
         await self.store.finish_links(taken.updates)
         await self.store.close_batch(batch.id, BatchStatus.ROLLED_BACK)
@@ -265,9 +387,14 @@ class LayoutEngine(TitlesMixin):
 
     async def _recover_batch(self, batch: ApplyBatch) -> None:
         rows = await self.store.links_for_batch(batch.id)
-        updates, _ = await asyncio.to_thread(journal.resync_pending, rows)
+        olds = await self.store.replaced_in_batch(batch.id)
+        updates, _ = await asyncio.to_thread(journal.resync_pending, rows, olds)
         await self.store.finish_links(updates)
         rows = await self.store.links_for_batch(batch.id)
+        laid = {u.link_id for u in updates if u.status in (LinkStatus.LINKED, LinkStatus.COPIED)}
+        for link_id in laid & set(olds):
+            # A crash between laying a better copy and removing the old file at its other path.
+            await asyncio.to_thread(replace.drop_old, olds[link_id])
         log.warning("recovering an unfinished batch", **for_download(batch.download_id, batch_id=batch.id))
         # A collision cannot be completed; a removed row means the crash hit a rollback: finish it.
         if any(r.status in (LinkStatus.COLLISION, LinkStatus.REMOVED) for r in rows):
@@ -288,11 +415,14 @@ class LayoutEngine(TitlesMixin):
                 self.previews.changed()
 
     async def _undo(self, download_id: str) -> UndoResult:
+        self._check_links(await self.store.links_for_download(download_id, LIVE_STATUSES))
         await self._recover_download(download_id)
         removed: list[str] = []
         refused: list[tuple[str, str]] = []
+        await self._forget_replaced(download_id)
         for batch in await self.store.batches_for_download(download_id):
             rows = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
+            rows = await self._swap_back(batch, rows)
             # Recorded chunk by chunk: a crash leaves at most one chunk of removed links still
             # recorded as live (undo is not journaled; sending it again settles them).
             for start in range(0, len(rows), UNDO_CHUNK):
@@ -309,6 +439,26 @@ class LayoutEngine(TitlesMixin):
             download_id, removed=len(removed), refused=len(refused), complete=complete))
         return UndoResult(removed=tuple(removed), refused=tuple(refused), complete=complete)
 
+    async def _swap_back(self, batch: ApplyBatch, rows: list[FileLink]) -> list[FileLink]:
+        """Undo the batch's better copies (the replaced files come back); the rows left to take back."""
+        olds = {k: v for k, v in (await self.store.replaced_in_batch(batch.id)).items()
+                if v.status is LinkStatus.REPLACED}
+        swapped = [r for r in rows if r.id in olds]
+        if not swapped:
+            return rows
+        for row in swapped:
+            swap = await asyncio.to_thread(replace.swap_back, row, olds[row.id], self.roots.values())
+            await self.store.finish_links(replace.undo_updates(row, olds[row.id], swap, "undone"))
+            log.info("replaced copy restored" if swap.status else "replaced copy not restored",
+                     **for_download(batch.download_id, dst=row.dst_path, reason=swap.reason or None))
+        return [r for r in rows if r.id not in olds]
+
+    async def _forget_replaced(self, download_id: str) -> None:
+        """Undoing a download whose files were replaced: those files must never come back."""
+        rows = await self.store.links_for_download(download_id, [LinkStatus.REPLACED])
+        why = "undone while replaced by a better copy"
+        await self.store.finish_links([LinkUpdate(r.id, LinkStatus.REMOVED, None, why) for r in rows])
+
     # ------------------------------------------------------------------ reconciliation
 
     async def relink(self, download: Download, recognition: Recognition | None = None) -> ApplyResult:
@@ -316,6 +466,11 @@ class LayoutEngine(TitlesMixin):
         async with self._lock:
             try:
                 return await self._relink(download, recognition)
+            except AdapterError as exc:
+                error = self._storage(exc)
+                if error is exc:
+                    raise
+                raise error from exc
             finally:
                 self.previews.changed()
 
@@ -325,6 +480,7 @@ class LayoutEngine(TitlesMixin):
         if recognition is None:
             raise NotFound(f"download {download.id} has no recognition to relink")
         rows = await self.store.links_for_download(download.id, LIVE_STATUSES)
+        self._check_links(rows)
         missing = await asyncio.to_thread(journal.missing, rows)
         await self.store.finish_links([
             LinkUpdate(row.id, LinkStatus.REMOVED, None, "target was missing; relinked")
@@ -341,7 +497,14 @@ class LayoutEngine(TitlesMixin):
         return any(await asyncio.to_thread(journal.present, rows))
 
     async def targets_present_many(self, items: Sequence[ReconcileItem]) -> dict[str, bool | None]:
-        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip."""
+        """`targets_present` for a chunk of reconciliation's rows, in one worker-thread trip.
+
+        Raises the fault of a library that is not mounted: its files only look gone.
+        """
+        for name in self.roots if self.watch is not None else ():
+            fault = self.watch.check_library(name)
+            if fault is not None and fault.code == StorageCode.LIBRARY_UNMOUNTED:
+                raise fault
         return await asyncio.to_thread(targets_in_place, items)
 
     async def reconcile(self, download: Download, torrent_present: bool) -> State | None:

@@ -163,7 +163,8 @@ class FolderGate:
             _real_directory(os.lstat(path), path)       # somebody made it meanwhile: check what it is
             return
         except OSError as exc:
-            raise AdapterError("filesystem", f"cannot create directory {path}: {exc.strerror}") from exc
+            raise AdapterError("filesystem", f"cannot create directory {path}: {exc.strerror}",
+                               errno=exc.errno, path=path) from exc
         os.chmod(path, DIR_MODE)        # mkdir's mode is filtered by the umask; chmod is not
         self.created.append(path)
 

@@ -6,13 +6,13 @@ import asyncio
 import logging
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jellybit.adapters.library import files as fs
-from jellybit.adapters.store.links import title_folder_of
-from jellybit.core.links import TitleGroup
+from jellybit.core.links import FileLink, TitleGroup, title_folder_of
 from jellybit.core.ports import UndoResult
 from jellybit.errors import NotFound
 
@@ -61,6 +61,10 @@ class TitlesMixin:
         """Undo one download under the lock (the layouter's own)."""
         raise NotImplementedError
 
+    def _check_links(self, rows: Sequence[FileLink]) -> None:
+        """Refuse links in a library that is read-only or not mounted (the layouter's own)."""
+        raise NotImplementedError
+
     async def title_groups(self) -> list[TitleGroup]:
         """Every computed title with live links, its folders and which of them exist on disk."""
         groups = await self.store.title_groups([str(r) for r in self.roots.values()])
@@ -80,6 +84,7 @@ class TitlesMixin:
             raise NotFound(f"no laid-out title {provider}:{provider_id}")
         links = await self.store.live_links_for_title(provider, provider_id)
         roots = [str(r) for r in self.roots.values()]
+        self._check_links(links)          # before the first download's undo: all of them or none
         folders = sorted({f for x in links if (f := title_folder_of(x.dst_path, roots)) is not None})
         results = [(download_id, await self._undo(download_id)) for download_id in ids]
         removed, kept = [], []

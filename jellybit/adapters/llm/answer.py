@@ -15,6 +15,7 @@ from pydantic import (
     field_validator,
 )
 
+from jellybit.core.editions import normalize_edition
 from jellybit.core.ports import LlmAnswer, LlmFileAnswer
 from jellybit.core.prompt import Listing, clean
 
@@ -83,6 +84,8 @@ class FileEntry(BaseModel):
     language: str | None = Field(None, description="ISO 639-1 code of a subtitle or audio file.")
     work_title: str | None = Field(None, description="Movie packs: the film this file is.")
     work_year: int | None = None
+    edition: str | None = Field(None, description="Movies: the cut this file is (Director's Cut, Extended, "
+                                "Theatrical, IMAX …).")
 
     @field_validator("file", mode="before")
     @classmethod
@@ -150,6 +153,11 @@ class FileEntry(BaseModel):
     @classmethod
     def _work_title(cls, value: str | None) -> str | None:
         return _title(value)
+
+    @field_validator("edition", mode="before")
+    @classmethod
+    def _edition(cls, value: Any) -> Any:
+        return normalize_edition(value) if isinstance(value, str) else value
 
     @field_validator("work_year")
     @classmethod
@@ -286,7 +294,7 @@ def _file_answer(path: str, entry: FileEntry, episodes: tuple[int, ...]) -> LlmF
     return LlmFileAnswer(
         path=path, role=entry.role, season=entry.season, episodes=episodes, part=entry.part,
         extra_kind=entry.extra_kind, language=entry.language, work_title=entry.work_title,
-        work_year=entry.work_year,
+        work_year=entry.work_year, edition=entry.edition,
     )
 
 

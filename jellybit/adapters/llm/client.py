@@ -32,6 +32,10 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORE
 NO_KEY = "no-key"                # local servers ignore the key, but the client insists on one
 
 
+class LlmKeyRefused(AdapterError):
+    """The LLM server refused the API key (HTTP 401/403)."""
+
+
 class _FormatRejected(Exception):
     """The server refused the response_format of this mode."""
 
@@ -196,7 +200,8 @@ class OpenAiLlm:
             why = self._scrub(_root_cause(exc))[:200]
             message = f"cannot reach the server at {self._url}" + (f" ({why})" if why else "")
         elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            message = f"the server at {self._url} refused the API key (HTTP {exc.status_code})"
+            return LlmKeyRefused(SYSTEM, f"the server at {self._url} refused the API key "
+                                 f"(HTTP {exc.status_code})")
         elif isinstance(exc, openai.APIStatusError):
             message = f"the server at {self._url} answered HTTP {exc.status_code}: {self._detail(exc)}"
         else:

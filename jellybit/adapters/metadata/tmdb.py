@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import chain, zip_longest
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
     ApiClient,
+    MetadataAuthError,
     RetryPolicy,
     clean_query,
     clean_text,
@@ -53,6 +55,27 @@ class _Page(BaseModel):
 class _Season(BaseModel):
     season_number: int
     episode_count: int | None = None
+    air_date: str | None = None
+
+
+class _Episode(BaseModel):
+    season_number: int | None = None
+    episode_number: int | None = None
+    air_date: str | None = None
+
+
+class _SeasonEpisodes(BaseModel):
+    episodes: list[_Episode] = Field(default_factory=list)
+
+
+class _Person(BaseModel):
+    name: str | None = None
+    job: str | None = None               # crew only
+
+
+class _Credits(BaseModel):
+    cast: list[_Person] = Field(default_factory=list)
+    crew: list[_Person] = Field(default_factory=list)
 
 
 class _AltTitle(BaseModel):
@@ -102,12 +125,24 @@ class _Details(_Result):
     production_companies: list[_Company] = Field(default_factory=list)
     production_countries: list[_Country] = Field(default_factory=list)
     last_air_date: str | None = None
+    credits: _Credits = Field(default_factory=_Credits)
+    created_by: list[_Person] = Field(default_factory=list)
     number_of_seasons: int | None = None
     number_of_episodes: int | None = None
 
 
 class _Configuration(BaseModel):
     images: dict = Field(default_factory=dict)
+
+
+CREW_JOBS = ("Director", "Screenplay", "Writer", "Creator", "Novel", "Story")
+MAX_PEOPLE = 30
+
+
+def _people(data: _Details) -> list[str]:
+    """Creators, directors and writers first, then the billed cast: the names a user may call a work by."""
+    crew = [p for p in data.credits.crew if (p.job or "") in CREW_JOBS]
+    return unique_texts(p.name for p in [*data.created_by, *crew, *data.credits.cast[:15]])[:MAX_PEOPLE]
 
 
 def _is_read_token(key: str) -> bool:
@@ -175,7 +210,7 @@ class TmdbProvider:
         ident = numeric_id(self.name, provider_id)
         path = f"/movie/{ident}" if kind is MediaType.MOVIE else f"/tv/{ident}"
         params = {"language": self.config.language,
-                  "append_to_response": "alternative_titles,external_ids,translations"}
+                  "append_to_response": "alternative_titles,external_ids,translations,credits"}
         data = await self._api.get_json(path, params, model=_Details)
         base = self._candidate(kind, data)
         alt = data.alternative_titles.titles or data.alternative_titles.results
@@ -198,6 +233,7 @@ class TmdbProvider:
             },
             **country_details(countries),
             "network": next((n for n in (clean_text(c.name, 100) for c in companies) if n), None),
+            "people": _people(data),
         }
         if not movie:
             details["seasons"] = {
@@ -209,6 +245,24 @@ class TmdbProvider:
             details["season_count"] = data.number_of_seasons
             details["episode_count"] = data.number_of_episodes
         return replace(base, details={k: v for k, v in details.items() if v is not None})
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The (season, episode) pairs aired on each date, from the seasons that began by then."""
+        ident = numeric_id(self.name, provider_id)
+        show = await self._api.get_json(f"/tv/{ident}", {"language": self.config.language}, model=_Details)
+        found: dict[str, tuple[tuple[int, int], ...]] = {}
+        for date in dates:
+            begun = sorted((s for s in show.seasons
+                            if s.season_number > 0 and s.air_date and s.air_date <= date),
+                           key=lambda s: s.air_date or "")[-2:]
+            pairs: list[tuple[int, int]] = []
+            for season in begun:
+                listed = await self._api.get_json(f"/tv/{ident}/season/{season.season_number}",
+                                                  {"language": self.config.language}, model=_SeasonEpisodes)
+                pairs += [(e.season_number, e.episode_number) for e in listed.episodes if e.air_date == date
+                          and e.season_number is not None and e.episode_number is not None]
+            found[date] = tuple(dict.fromkeys(pairs))
+        return found
 
     def _candidate(self, kind: MediaType, r: _Result) -> Candidate:
         movie = kind is MediaType.MOVIE
@@ -239,5 +293,5 @@ class TmdbProvider:
         try:
             await self._api.get_json("/configuration", model=_Configuration, cached=False)
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable, key accepted")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
@@ -117,6 +117,7 @@ class _Series(BaseModel):
 class _Episode(BaseModel):
     seasonNumber: int | None = None
     number: int | None = None
+    aired: str | None = None
 
 
 class _EpisodePage(BaseModel):
@@ -277,15 +278,7 @@ class TvdbProvider:
         if answer.data is None:
             raise AdapterError(self.name, f"answered without data for series {ident}")
         series = answer.data
-        counts: Counter[int] = Counter()
-        for page in range(MAX_EPISODE_PAGES):
-            episodes = await self._get(f"/series/{ident}/episodes/default", {"page": page},
-                                       _Envelope[_EpisodePage])
-            for episode in (episodes.data.episodes if episodes.data else []):
-                if episode.seasonNumber is not None and episode.number is not None:
-                    counts[episode.seasonNumber] += 1
-            if not (episodes.links or {}).get("next"):
-                break
+        counts = Counter(e.seasonNumber for e in await self._episodes(ident))
         names = (series.translations.nameTranslations or []) if series.translations else []
         english = next((clean_text(t.name) for t in names if t.language == "eng" and not t.isAlias), None)
         name = clean_text(series.name)
@@ -322,10 +315,32 @@ class TvdbProvider:
             details={k: v for k, v in details.items() if v is not None},
         )
 
+    async def _episodes(self, ident: str) -> list[_Episode]:
+        """Every numbered episode in aired order (paged; the details' pages, so cached alike)."""
+        found: list[_Episode] = []
+        for page in range(MAX_EPISODE_PAGES):
+            episodes = await self._get(f"/series/{ident}/episodes/default", {"page": page},
+                                       _Envelope[_EpisodePage])
+            found += [e for e in (episodes.data.episodes if episodes.data else [])
+                      if e.seasonNumber is not None and e.number is not None]
+            if not (episodes.links or {}).get("next"):
+                break
+        return found
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The aired-order (season, episode) pairs of each date, from the series' episode list."""
+        ident = numeric_id(self.name, provider_id, prefix="series-")
+        wanted = set(dates)
+        by_date: dict[str, list[tuple[int, int]]] = {d: [] for d in wanted}
+        for e in await self._episodes(ident):
+            if e.aired in wanted and e.seasonNumber is not None and e.number is not None:
+                by_date[e.aired].append((e.seasonNumber, e.number))
+        return {d: tuple(pairs) for d, pairs in by_date.items()}
+
     async def ping(self) -> ServiceStatus:
         """Log in if needed and read a tiny list (`/series/statuses`); never raises."""
         try:
             await self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable, key accepted")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, Field, RootModel
 
 from jellybit.adapters.metadata.base import (
     ApiClient,
+    MetadataAuthError,
     MetadataNotFound,
     RetryPolicy,
     clean_query,
@@ -31,6 +33,8 @@ from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
 PAGE_URL = "https://www.tvmaze.com"
+CREW_TYPES = ("Creator", "Developer", "Director", "Executive Producer", "Writer")
+MAX_PEOPLE = 30
 
 
 class _Image(BaseModel):
@@ -60,11 +64,23 @@ class _Season(BaseModel):
 class _Episode(BaseModel):
     season: int | None = None
     number: int | None = None
+    airdate: str | None = None
+
+
+class _Person(BaseModel):
+    name: str | None = None
+
+
+class _Credit(BaseModel):
+    person: _Person | None = None
+    type: str | None = None              # crew only: Creator, Director, ...
 
 
 class _Embedded(BaseModel):
     seasons: list[_Season] = Field(default_factory=list)
     episodes: list[_Episode] = Field(default_factory=list)
+    cast: list[_Credit] = Field(default_factory=list)
+    crew: list[_Credit] = Field(default_factory=list)
 
 
 class _Show(BaseModel):
@@ -97,6 +113,12 @@ class _Aka(BaseModel):
 
 class _Akas(RootModel[list[_Aka]]):
     pass
+
+
+def people_of(crew: list[_Credit], cast: list[_Credit]) -> list[str]:
+    """Creators and directors first, then the cast: the names a user may call a show by."""
+    ranked = [c for c in crew if (c.type or "") in CREW_TYPES] + cast
+    return unique_texts(c.person.name for c in ranked if c.person and c.person.name)[:MAX_PEOPLE]
 
 
 def _plain(html: str | None) -> str | None:
@@ -141,9 +163,7 @@ class TvmazeProvider:
         if media_type_of(media_type) is not MediaType.SERIES:
             raise InvalidArgument("tvmaze has shows only; movies come from TMDB")
         ident = numeric_id(self.name, provider_id)
-        show = await self._api.get_json(
-            f"/shows/{ident}", {"embed[]": ["seasons", "episodes"]}, model=_Show
-        )
+        show = await self._show(ident)
         akas = await self._api.get_json(f"/shows/{ident}/akas", model=_Akas)
         counted = Counter(e.season for e in show.embedded.episodes if e.season is not None and e.number)
         seasons: dict[str, int] = {}
@@ -162,7 +182,22 @@ class TvmazeProvider:
             "season_count": len(regular) or None,
             "episode_count": sum(regular.values()) or None,
             "seasons": seasons,
+            "people": people_of(show.embedded.crew, show.embedded.cast),
         })
+
+    async def _show(self, ident: str) -> _Show:
+        return await self._api.get_json(
+            f"/shows/{ident}", {"embed[]": ["seasons", "episodes", "cast", "crew"]}, model=_Show)
+
+    async def aired(self, provider_id: str, dates: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The (season, episode) pairs aired on each date, from the show's embedded episode list."""
+        show = await self._show(numeric_id(self.name, provider_id))
+        wanted = set(dates)
+        by_date: dict[str, list[tuple[int, int]]] = {d: [] for d in wanted}
+        for e in show.embedded.episodes:
+            if e.airdate in wanted and e.season is not None and e.number is not None:
+                by_date[e.airdate].append((e.season, e.number))
+        return {d: tuple(pairs) for d, pairs in by_date.items()}
 
     def _candidate(self, show: _Show) -> Candidate:
         image = show.image or _Image()
@@ -203,5 +238,5 @@ class TvmazeProvider:
         except MetadataNotFound:
             pass                                 # it answered: reachable
         except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message)
+            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
         return ServiceStatus(self.name, True, "reachable")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -15,8 +15,10 @@ from pathlib import Path
 import aiosqlite
 
 from jellybit import clock
+from jellybit.adapters.storage_watch import StorageWatch, database_fault
 from jellybit.adapters.store.reader import Reader
-from jellybit.errors import AdapterError
+from jellybit.core.storage import DATABASE, Place, StorageCode
+from jellybit.errors import StorageFault
 
 log = logging.getLogger(__name__)
 
@@ -102,20 +104,12 @@ async def _enable_wal(conn: aiosqlite.Connection) -> None:
         delay = min(delay * 2, 0.2)
 
 
-class StoreBusy(AdapterError):
+class StoreBusy(StorageFault):
     """Another process holds the database (locked past the busy timeout); try again later."""
 
-    def __init__(self, detail: str) -> None:
-        super().__init__("database", f"busy: another process holds it ({detail}); the change was not made")
-
-
-async def _busy_as_error(statement: Awaitable[object]) -> None:
-    try:
-        await statement
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreBusy(str(exc)) from exc
-        raise
+    def __init__(self, detail: str, message: str | None = None) -> None:
+        super().__init__(StorageCode.STORAGE_LOCKED.value, DATABASE, message or (
+            f"the database is locked by another process ({detail}); the change was not made"))
 
 
 class StoreBase:
@@ -126,6 +120,7 @@ class StoreBase:
         self._conn: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
         self.reader = Reader(self.path)       # a request's reads in one trip (views.py)
+        self.watch: StorageWatch | None = None   # told about storage faults and writes that got through
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -146,13 +141,18 @@ class StoreBase:
             await conn.execute("PRAGMA foreign_keys = ON")
             await conn.execute("PRAGMA synchronous = NORMAL")
             self._conn = conn
+            if self.watch is not None:
+                self.watch.opened()
             if migrate:
                 await self.migrate()
             await self.reader.open()
-        except BaseException:
+        except BaseException as exc:
             # Never leave the connection's worker thread behind a failed open.
             self._conn = None
             await conn.close()
+            fault = self._fault(exc, tell=False) if isinstance(exc, sqlite3.Error) else None
+            if fault is not None:
+                raise fault from exc      # a read-only or full disk at start, in words (the caller logs it)
             raise
 
     async def close(self) -> None:
@@ -173,23 +173,65 @@ class StoreBase:
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
         """One write transaction (`BEGIN IMMEDIATE`), serialized across the process.
 
-        Another process holding the database longer than the busy timeout is a `StoreBusy`
-        (transient: the same write later succeeds), not a raw sqlite3 error.
+        A write the disk refuses is a `StorageFault` with its own code (`storage_full`,
+        `storage_locked` — another process held the database past the busy timeout —,
+        `storage_read_only`, `storage_missing`), told to the watch once, not a raw sqlite3 error.
+        A database file that was moved or deleted is refused before writing: SQLite would write
+        on into the unlinked file, and a restart would lose it all.
         """
         async with self._write_lock:
             conn = self.conn
-            await _busy_as_error(conn.execute("BEGIN IMMEDIATE"))
+            gone = self.watch.moved() if self.watch is not None else None
+            if gone is not None:
+                raise gone
             try:
-                yield conn
-            except BaseException:
-                await conn.execute("ROLLBACK")
-                raise
-            else:
+                await conn.execute("BEGIN IMMEDIATE")
                 try:
-                    await _busy_as_error(conn.execute("COMMIT"))
-                except StoreBusy:
-                    await conn.execute("ROLLBACK")
+                    yield conn
+                except BaseException:
+                    await self._roll_back(conn)
                     raise
+                await conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                fault = self._fault(exc)
+                if fault is None:
+                    raise
+                await self._roll_back(conn)
+                raise fault from exc
+            if self.watch is not None:
+                self.watch.wrote()
+
+    async def _roll_back(self, conn: aiosqlite.Connection) -> None:
+        # SQLite rolls back by itself after SQLITE_FULL; a second ROLLBACK would hide the cause.
+        if conn.in_transaction:
+            try:
+                await conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                log.debug("rollback failed", exc_info=True)
+
+    def _fault(self, exc: sqlite3.Error, *, tell: bool = True) -> StorageFault | None:
+        """The storage fault an sqlite3 error is (told to the watch unless `tell` is False), or None."""
+        place = (self.watch.database_place() if self.watch is not None
+                 else Place(DATABASE, str(self.path), str(self.path.parent)))
+        fault = database_fault(exc, place)
+        if fault is None:
+            return None
+        if fault.code == StorageCode.STORAGE_LOCKED:
+            fault = StoreBusy(str(exc), fault.message)
+        if tell and self.watch is not None:
+            self.watch.failed(fault)
+        return fault
+
+    async def try_write(self) -> None:
+        """A real write that changes nothing (the watch's probe of a locked or read-only database).
+
+        `user_version` is unused by Jellybit (migrations keep their own table); writing it again
+        dirties the header page, so a read-only file refuses it where an empty transaction would not.
+        """
+        async with self.write() as conn:
+            async with conn.execute("PRAGMA user_version") as cursor:
+                row = await cursor.fetchone()
+            await conn.execute(f"PRAGMA user_version = {int(row[0]) if row else 0}")
 
     async def fetchall(self, sql: str, params: tuple | dict = ()) -> list[aiosqlite.Row]:
         """Run a read query and return every row."""

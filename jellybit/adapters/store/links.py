@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -21,9 +20,9 @@ from jellybit.core.links import (
     TitleGroup,
     TitleMember,
     episode_numbers,
+    title_folder_of,
 )
 from jellybit.core.records import Role
-from jellybit.core.sanitize import is_within
 from jellybit.errors import NotFound
 
 _LIVE = tuple(sorted(s.value for s in LIVE_STATUSES))
@@ -111,16 +110,6 @@ async def folder_ids(conn: aiosqlite.Connection, folders: Iterable[str]) -> dict
     return found
 
 
-def title_folder_of(dst_path: str, roots: Sequence[str]) -> str | None:
-    """The title folder (root + first component) holding a link, or None outside every root."""
-    path = PurePosixPath(dst_path)
-    for root in roots:
-        base = PurePosixPath(os.path.normpath(root))
-        if is_within(base, path) and len(path.relative_to(base).parts) >= 2:
-            return str(base / path.relative_to(base).parts[0])
-    return None
-
-
 class LinksMixin:
     """Store methods for `apply_batch` and `file_link`."""
 
@@ -151,6 +140,10 @@ class LinksMixin:
                 in enumerate(zip(links, split, strict=True))
             ]
             await _insert_rows(conn, rows)
+            replacing = [(first + n, new.replaces) for n, new in enumerate(links) if new.replaces is not None]
+            if replacing:
+                await conn.executemany("INSERT INTO link_replace (link_id, replaced_id) VALUES (?, ?)",
+                                       replacing)
         stored = [_make_link((first + n, download_id, batch_id, new[0], new[1], new[2], _BY_VALUE[new[7]],
                               *new[3:7], new[8], new[9]))
                   for n, new in enumerate(links)]
@@ -220,6 +213,14 @@ class LinksMixin:
                  seq, *_LIVE, seq, *_LIVE),
             )
             superseded = cursor.rowcount
+            # Better copies: the rows this batch's live links replaced stop owning their files.
+            await conn.execute(
+                "UPDATE file_link SET status = ?, message = ? WHERE id IN ("
+                "  SELECT r.replaced_id FROM link_replace r JOIN file_link n ON n.id = r.link_id"
+                f"  WHERE n.batch = ? AND n.status IN {_LIVE_SQL}) AND status IN {_LIVE_SQL}",
+                (LinkStatus.REPLACED.value, f"replaced by batch {batch_id} of download {row['download_id']}",
+                 seq, *_LIVE, *_LIVE),
+            )
             await conn.execute(
                 "UPDATE apply_batch SET status = ?, finished_at = ? WHERE seq = ?",
                 (BatchStatus.COMMITTED.value, now, seq),
@@ -289,6 +290,31 @@ class LinksMixin:
         """Return every row that laid (or tried to lay) this target path."""
         return await self._links_where("df.path = ? AND fl.dst_name = ?", split_path(dst_path), statuses)
 
+    async def replaced_in_batch(self, batch_id: str) -> dict[int, FileLink]:
+        """For each row of the batch that replaces another download's row: that row (new id -> old row)."""
+        rows = await self.fetchall(  # type: ignore[attr-defined]
+            f"SELECT r.link_id, {', '.join(_COLUMNS)}{_FROM} JOIN link_replace r ON r.replaced_id = fl.id"
+            " WHERE r.link_id IN (SELECT n.id FROM file_link n JOIN apply_batch nb ON nb.seq = n.batch"
+            "  WHERE nb.id = ?)", (batch_id,))
+        found: dict[int, FileLink] = {}
+        for row in rows:
+            values = list(row)
+            found[values[0]] = _link(values[1:])
+        return found
+
+    async def replacing_rows(self, link_ids: Sequence[int]) -> dict[int, FileLink]:
+        """For each of these rows another row replaced: the newest row that replaced it."""
+        found: dict[int, FileLink] = {}
+        for start in range(0, len(link_ids), _IDS_PER_STATEMENT):
+            part = list(link_ids[start:start + _IDS_PER_STATEMENT])
+            rows = await self.fetchall(  # type: ignore[attr-defined]
+                f"SELECT r.replaced_id, {', '.join(_COLUMNS)}{_FROM} JOIN link_replace r ON r.link_id = fl.id"
+                f" WHERE r.replaced_id IN {_marks(part)} ORDER BY fl.id", tuple(part))
+            for row in rows:
+                values = list(row)
+                found[values[0]] = _link(values[1:])
+        return found
+
     async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
         """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
         rows = await self.fetchall(  # type: ignore[attr-defined]
@@ -299,14 +325,16 @@ class LinksMixin:
         return [_link(r) for r in rows]
 
     async def title_download_ids(self, provider: str, provider_id: str) -> list[str]:
-        """Return downloads of a title group: current recognition on the id, with live links."""
+        """Return downloads of a title group: current recognition on the id, with live (or replaced) links."""
+        # A download whose files a better copy replaced belongs to the title too: undoing the
+        # better copy would bring its file back into a title being deleted.
         rows = await self.fetchall(  # type: ignore[attr-defined]
             "SELECT DISTINCT r.download_id FROM recognition r"
             " WHERE r.is_current = 1 AND r.provider = ? AND r.provider_id = ? AND EXISTS ("
             "  SELECT 1 FROM apply_batch b JOIN file_link fl ON fl.batch = b.seq"
-            f"  WHERE b.download_id = r.download_id AND fl.status IN {_LIVE_SQL})"
+            f"  WHERE b.download_id = r.download_id AND fl.status IN ({_LIVE_SQL[1:-1]}, ?))"
             " ORDER BY r.download_id",
-            (provider, provider_id, *_LIVE),
+            (provider, provider_id, *_LIVE, LinkStatus.REPLACED.value),
         )
         return [r["download_id"] for r in rows]
 

@@ -52,7 +52,8 @@ _RECORD = f"d.*, {_HASHES}, {_HEADLINE}"
 # A list row's columns (`DownloadRow`), named as its keys.
 _ROW = ("d.id, d.source_type, d.source_ref, d.display_name, d.context, d.state, d.error_code, d.error_msg,"
         " d.total_size, d.progress, d.dl_speed, d.eta, d.torrent_state, d.num_seeds, d.num_peers,"
-        " d.defer_until, d.created_at, d.updated_at, d.settled_at, (SELECT group_concat(h.infohash, ',')"
+        " d.defer_until, d.created_at, d.updated_at, d.settled_at, d.jellyfin_status, d.jellyfin_item_id,"
+        " d.jellyfin_url, d.jellyfin_note, d.jellyfin_checked_at, (SELECT group_concat(h.infohash, ',')"
         " FROM download_infohash h WHERE h.download_id = d.id) AS infohashes, r.media_type, r.title,"
         " r.original_title, r.year, r.provider, r.provider_id, json_extract(r.plan, '$.folder') AS folder,"
         f" (SELECT c.poster_url {_POSTER}) AS poster_url")

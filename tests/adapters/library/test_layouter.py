@@ -367,12 +367,13 @@ async def test_several_live_folders_block(engine, store, media):
 async def test_merge_top_up_lays_only_missing_episodes(engine, store, media):
     old, rec_old = await _season(store, media, "Fargo.S01.720p", episodes=range(1, 6))
     await engine.apply(old, rec_old)
-    # The complete season, another release: E01-E04 as .mp4 (other names), E05 same name.
-    new = await _download(store, media, "Fargo.S01.1080p")
+    # The complete season, another release of the same quality (a better one is a question:
+    # test_upgrades.py): E01-E04 as .mp4 (other names), E05 same name.
+    new = await _download(store, media, "Fargo.S01.720p-OTHER")
     items = []
     for episode in range(1, 11):
         ext = ".mp4" if episode < 5 else ".mkv"
-        path = f"Fargo.S01.1080p/Fargo.S01E{episode:02d}.1080p{ext}"
+        path = f"Fargo.S01.720p-OTHER/Fargo.S01E{episode:02d}.720p{ext}"
         media.source(path, f"1080p {episode}".encode())
         items.append(PlanItem(path, 10, Role.VIDEO, season=1, episodes=(episode,)))
     rec_new = await store.save_recognition(new.id, RecognitionDraft(
