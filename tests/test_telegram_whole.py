@@ -22,9 +22,10 @@ from tests.support.fake_telegram import FakeTelegram
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 from tests.support.telegram_bot import ANNA, telegram_config
 
-# Words the rule-based reader of the context does not know (and no LLM is set up to read them),
-# so the download waits for a human even though TMDB confirms the film.
-CONTEXT = "смотреть с бабушкой на даче в субботу"
+# Words that could change the decision ("the second part": a sequel, not this film) and that no
+# reader settles (no LLM is set up), so the download waits for a human even though TMDB confirms
+# the film. (Words that could not change it, "with grandma at the dacha", are only a note.)
+CONTEXT = "смотреть с бабушкой вторую часть"
 
 
 async def test_a_torrent_sent_to_the_bot_ends_in_review_and_apply_lays_it_out(
