@@ -287,8 +287,9 @@ def _file_editors(row: PlanItemPayload, edit: dict[str, Any]) -> None:
 
     # Rebuilt with an edit already made (a live update re-rendered the table): say so again.
     changed_now = review.file_overrides([row], {source: edit})
-    mark.set_text("Not valid" if isinstance(changed_now, str) else "Changed")
-    mark.props(f"color={'negative' if isinstance(changed_now, str) else 'indigo-8'}")
+    if changed_now:
+        mark.set_text("Not valid" if isinstance(changed_now, str) else "Changed")
+        mark.props(f"color={'negative' if isinstance(changed_now, str) else 'indigo-8'}")
     mark.set_visibility(bool(changed_now))
     role = ui.select({r.value: fmt.ROLES[r] for r in review.ROLES}, value=str(edit.get("role", row.role)),
                      label="Role").props(
