@@ -310,7 +310,8 @@ class QbittorrentClient:
             raise self._error(f"torrents/files: no torrent {torrent_id}")
         entries = self._parse(response, "torrents/files", FILES.validate_json)
         return [TorrentFile(index=e.index if e.index is not None else i, name=e.name, size=e.size,
-                            progress=min(max(e.progress, 0.0), 1.0)) for i, e in enumerate(entries)]
+                            progress=min(max(e.progress, 0.0), 1.0), priority=e.priority)
+                for i, e in enumerate(entries)]
 
     async def delete(self, hashes: Sequence[str], *, delete_files: bool) -> None:
         """Remove torrents by id (TorrentInfo.hash), with or without their data."""

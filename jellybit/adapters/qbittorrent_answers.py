@@ -75,6 +75,7 @@ class FileAnswer(Answer):
     name: str
     size: int = 0
     progress: float = 0.0
+    priority: int = 1
 
 
 class MainData(Answer):

@@ -63,6 +63,7 @@ class TorrentFile:
     name: str
     size: int
     progress: float
+    priority: int = 1          # 0 = the user deselected it: never downloaded, never on disk
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ class RecognitionRequest:
     previous: Recognition | None = None      # the current recognition, for reuse on apply
     chosen: Candidate | None = None          # a candidate a human picked
     use_llm: bool = True                     # False on apply: reuse the previous answer
+    pending: frozenset[str] = frozenset()    # files still downloading: their bytes are not read yet
 
 
 class Recognizer(Protocol):
