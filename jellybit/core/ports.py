@@ -46,6 +46,7 @@ class TorrentInfo:
     magnet_uri: str = ""
     num_seeds: int = 0                   # connected seeds
     num_leechs: int = 0                  # connected peers that are not seeds
+    download_path: str = ""              # where it downloads while incomplete ("": in save_path)
 
     def hashes(self) -> set[str]:
         """The real infohashes (never the truncated `hash` of a v2/hybrid torrent alone)."""
@@ -57,12 +58,19 @@ class TorrentInfo:
 
 @dataclass(frozen=True)
 class TorrentFile:
-    """One file inside a torrent as qBittorrent lists it (`name` is relative to save_path)."""
+    """One file inside a torrent as qBittorrent lists it (`name` is relative to save_path).
+
+    `name` is the final name (never with the `.!qB` suffix the file may carry on disk while
+    incomplete); `progress` 1 means every piece it touches is downloaded and verified.
+    """
 
     index: int
     name: str
     size: int
     progress: float
+    priority: int = 1                    # 0: the user deselected it (never downloaded, never laid out)
+    piece_range: tuple[int, int] | None = None
+    availability: float | None = None    # copies among connected peers (-1 or None: unknown)
 
 
 @dataclass(frozen=True)
