@@ -74,6 +74,15 @@ class TorrentFile:
 
 
 @dataclass(frozen=True)
+class PathPlace:
+    """Where a qBittorrent path is on this machine: its filesystem, and whether Jellybit may read it."""
+
+    local: str
+    device: int | None              # st_dev of the path or its nearest existing folder; None: unknown
+    inside_downloads: bool
+
+
+@dataclass(frozen=True)
 class AddTorrent:
     """What to add: exactly one of magnet/url/torrent_bytes, plus where and how to tag it."""
 
@@ -222,6 +231,13 @@ class Layouter(Protocol):
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
         """Lay out the recognition's plan as one crash-safe batch."""
+
+    async def apply_files(self, download: Download, recognition: Recognition,
+                          sources: frozenset[str]) -> ApplyResult:
+        """Lay out only these files of the plan (complete while the rest downloads) as one batch."""
+
+    def place_of(self, path: str) -> PathPlace:
+        """Where a path qBittorrent reports is here: its filesystem, and whether it is inside downloads."""
 
     def check_library(self, media_type: MediaType) -> None:
         """Raise the `StorageFault` of the library a media type goes to (full, read-only, unmounted)."""

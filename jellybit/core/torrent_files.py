@@ -16,22 +16,12 @@ off and files are laid out on completion.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from jellybit.core.ports import TorrentFile, TorrentInfo
+from jellybit.core.ports import PathPlace, TorrentFile, TorrentInfo
 
 INCOMPLETE_SUFFIX = ".!qB"
 SKIPPED_PRIORITY = 0
-
-
-@dataclass(frozen=True)
-class PathPlace:
-    """Where a qBittorrent path is on this machine: its filesystem, and whether Jellybit may read it."""
-
-    local: str
-    device: int | None              # st_dev of the path or its nearest existing folder; None: unknown
-    inside_downloads: bool
 
 
 Place = Callable[[str], PathPlace]

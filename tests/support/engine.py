@@ -22,7 +22,7 @@ from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.addresses import AllowList
 from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
-from jellybit.core.ports import ApplyResult, LayoutPreview, RecognitionRequest, UndoResult
+from jellybit.core.ports import ApplyResult, LayoutPreview, PathPlace, RecognitionRequest, UndoResult
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -101,6 +101,7 @@ class ScriptedLayouter:
         self.undo_complete = True
         self.present: bool | None = True
         self.applied: list[tuple[str, Recognition]] = []
+        self.applied_files: list[tuple[str, frozenset[str]]] = []
         self.undone: list[str] = []
         self.recovered = 0
         self.gate: asyncio.Event | None = None
@@ -127,6 +128,16 @@ class ScriptedLayouter:
         message = "disk full" if self.outcome == "failed" else ""
         return ApplyResult(outcome=self.outcome, batch_id="b", linked=len(recognition.plan.items),
                            collisions=self.collisions, message=message)
+
+    async def apply_files(self, download: Download, recognition: Recognition,
+                          sources: frozenset[str]) -> ApplyResult:
+        """Record the early layout of these files; the scripted outcome."""
+        self.applied_files.append((download.id, sources))
+        return ApplyResult(outcome=self.outcome, batch_id="e", linked=len(sources))
+
+    def place_of(self, path: str) -> PathPlace:
+        """Every path on one filesystem, inside downloads (early layout is safe)."""
+        return PathPlace(path, 1, True)
 
     def check_library(self, media_type: MediaType) -> None:
         """No library on disk, so no library fault."""

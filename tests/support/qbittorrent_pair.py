@@ -90,7 +90,8 @@ class QbittorrentPair:
     def pace(self, torrent: SeededTorrent, *, limit: int, sequential: bool = True) -> None:
         """Limit the leecher's download speed for the torrent (bytes/s), sequential by default."""
         with self.leecher.admin() as client:
-            client.post("torrents/setDownloadLimit", data={"hashes": torrent.infohash_v1, "limit": str(limit)})
+            client.post("torrents/setDownloadLimit",
+                        data={"hashes": torrent.infohash_v1, "limit": str(limit)})
             info = client.get("torrents/info", params={"hashes": torrent.infohash_v1}).json()
             if info and bool(info[0].get("seq_dl")) != sequential:
                 client.post("torrents/toggleSequentialDownload", data={"hashes": torrent.infohash_v1})
