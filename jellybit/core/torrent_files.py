@@ -50,9 +50,6 @@ def on_disk_name(name: str, *, complete: bool, incomplete_suffix: bool) -> str:
 def _moves(temp: str, save: str, place: Place, where: str) -> str | None:
     """Why files downloaded under `temp` and moved to `save` on completion cannot be laid out early."""
     temp_at, save_at = place(temp), place(save)
-    if not temp_at.inside_downloads:
-        return (f"{where} keeps incomplete torrents in {temp} ({temp_at.local} here), outside "
-                "paths.downloads: Jellybit cannot read a file there before it moves")
     if temp_at.device is None or save_at.device is None:
         return (f"{where} keeps incomplete torrents in {temp}; Jellybit cannot tell whether it is on the "
                 f"same filesystem as {save}")
@@ -60,6 +57,9 @@ def _moves(temp: str, save: str, place: Place, where: str) -> str | None:
         return (f"{where} keeps incomplete torrents in {temp}, on another filesystem than {save}: "
                 "completed torrents are copied there (a new file), so a file linked early would not be "
                 "the file qBittorrent seeds")
+    if not temp_at.inside_downloads:
+        return (f"{where} keeps incomplete torrents in {temp} ({temp_at.local} here), outside "
+                "paths.downloads: Jellybit cannot read a file there before it moves")
     return None
 
 
