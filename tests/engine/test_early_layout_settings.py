@@ -20,6 +20,10 @@ from tests.support.qbittorrent_pair import QbittorrentPair
 pytestmark = pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="needs a second filesystem (/dev/shm)")
 
 
+def _same_filesystem(a: Path, b: Path) -> bool:
+    return a.stat().st_dev == b.stat().st_dev
+
+
 @pytest.fixture
 def library(pair: QbittorrentPair, store, tmp_path: Path) -> LayoutEngine:
     downloads = pair.leecher.data_root.resolve()
@@ -30,7 +34,7 @@ def library(pair: QbittorrentPair, store, tmp_path: Path) -> LayoutEngine:
 async def test_an_incomplete_folder_on_another_filesystem_turns_early_layout_off(
     pair: QbittorrentPair, library: LayoutEngine, make_engine: EngineFactory, caplog,
 ) -> None:
-    if Path("/dev/shm").stat().st_dev == pair.leecher.data_root.stat().st_dev:
+    if _same_filesystem(Path("/dev/shm"), pair.leecher.data_root):
         pytest.skip("/dev/shm is on the same filesystem here")
     engine = await make_engine(pair.instance(pair.leecher.data_root).config(), layouter=library)
     same = pair.leecher.data_root.resolve() / "incomplete"
