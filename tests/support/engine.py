@@ -72,11 +72,29 @@ def movie_draft(request: RecognitionRequest, *, automatic: bool = True) -> Recog
     )
 
 
-class ScriptedRecognizer:
-    """Recognizer port: records every request; `automatic` decides strong vs. review."""
+def series_draft(request: RecognitionRequest, *, automatic: bool = True) -> RecognitionDraft:
+    """A season pack: every file an episode of season 1, numbered in name order."""
+    ordered = sorted(request.files, key=lambda f: f.path)
+    items = tuple(PlanItem(f.path, f.size, Role.VIDEO, season=1, episodes=(n,))
+                  for n, f in enumerate(ordered, 1))
+    show = Candidate("tvdb", "81189", MediaType.SERIES, "Test Show", 2008)
+    if automatic or request.chosen is not None:
+        return RecognitionDraft(MediaType.SERIES, "Test Show", 2008, Plan(items), provider="tvdb",
+                                provider_id="81189", confidence=0.95, recommendation=Recommendation.STRONG,
+                                candidates=(replace(show, chosen=request.chosen is not None),))
+    return RecognitionDraft(
+        MediaType.SERIES, "Test Show", None, Plan(items), confidence=0.4, recommendation=Recommendation.LOW,
+        reasons=(Reason("no_match", "no confirmed metadata match", blocking=True),), candidates=(show,),
+    )
 
-    def __init__(self, *, automatic: bool = True) -> None:
+
+class ScriptedRecognizer:
+    """Recognizer port: records every request; `automatic` decides strong vs. review; `series`
+    recognizes a season pack instead of a movie."""
+
+    def __init__(self, *, automatic: bool = True, series: bool = False) -> None:
         self.automatic = automatic
+        self.series = series
         self.requests: list[RecognitionRequest] = []
         self.gate: asyncio.Event | None = None      # set by a test to hold recognition
         self.entered = asyncio.Event()
@@ -89,7 +107,8 @@ class ScriptedRecognizer:
         if self.gate is not None:
             await self.gate.wait()
         # raw_llm names the request, so a test can tell which recognition was kept.
-        return replace(movie_draft(request, automatic=self.automatic), raw_llm=f"request {number}")
+        draft = (series_draft if self.series else movie_draft)(request, automatic=self.automatic)
+        return replace(draft, raw_llm=f"request {number}")
 
 
 class ScriptedLayouter:
