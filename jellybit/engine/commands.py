@@ -434,7 +434,8 @@ class Commands:
             except AdapterError:
                 pass  # the next poll records it; the status shows the last known health
         qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,
-                                torrents=health.torrents, version=version, api_version=api)
+                                torrents=health.torrents, version=version, api_version=api,
+                                early_layout=self.worker.early.status())
         return Status(version=__version__, qbittorrent=qbt,
                       reconcile=self.worker.housekeeping.reconciler.progress)
 

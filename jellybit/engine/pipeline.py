@@ -32,7 +32,6 @@ from jellybit.core.ports import (
     RecognitionRequest,
     Recognizer,
     TorrentClient,
-    TorrentFile,
 )
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
@@ -49,7 +48,6 @@ log = logging.getLogger(__name__)
 RECOGNIZE = "recognize"
 APPLY = "apply"
 APPLY_MODES = frozenset({"plain", "human", "relink"})
-INCOMPLETE_SUFFIX = ".!qB"     # qBittorrent's optional suffix on a file it has not completed
 
 
 def merge_reasons(*groups: tuple[Reason, ...]) -> tuple[Reason, ...]:
@@ -131,8 +129,8 @@ class Pipeline:
             # Files left at priority 0 never complete and are not on disk: not part of the plan.
             early = request.download.awaiting_files
             wanted = [f for f in files if f.progress >= 1 or (early and f.priority > 0)]
-            sources = tuple(SourceFile(_plain_name(f), f.size) for f in wanted)
-            pending = frozenset(_plain_name(f) for f in wanted if f.progress < 1)
+            sources = tuple(SourceFile(f.name, f.size) for f in wanted)
+            pending = frozenset(f.name for f in wanted if f.progress < 1)
             draft = await self._recognize(replace(request, files=sources, pending=pending))
         async with self.serial.serialized(download_id):
             current = await self.store.find_download(download_id)
@@ -363,13 +361,6 @@ class Pipeline:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",
                                  actor=Actor.WORKER, expected=State.APPLYING,
                                  fields={"error_code": "layout_io", "error_msg": message[:2000]})
-
-
-def _plain_name(file: TorrentFile) -> str:
-    """A file's name without the suffix qBittorrent may give it until it completes."""
-    if file.progress < 1 and file.name.endswith(INCOMPLETE_SUFFIX):
-        return file.name[: -len(INCOMPLETE_SUFFIX)]
-    return file.name
 
 
 def _last_into(history: list[Transition] | tuple[Transition, ...], state: State) -> Transition | None:

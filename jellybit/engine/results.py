@@ -98,6 +98,7 @@ class QbittorrentStatus:
     torrents: int = 0
     version: str | None = None
     api_version: str | None = None
+    early_layout: str | None = None      # why files wait for their whole torrent (None: laid out early)
 
 
 @dataclass(frozen=True)

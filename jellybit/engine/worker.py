@@ -32,6 +32,7 @@ from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
+from jellybit.engine.early_layout import EarlyLayout, decided_while_downloading
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name, polled
 from jellybit.engine.housekeeping import Housekeeping
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 __all__ = ["APPEAR_TIMEOUT", "QbtHealth", "Worker", "hash_kind", "magnet_for", "placeholder_name"]
 
 STOP_GRACE = 30.0
+EARLY_CHECK = 300.0       # seconds between two reads of qBittorrent's settings for early layout
 APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
 
 
@@ -92,6 +94,9 @@ class Worker:
         self._full = True                    # the next cycle examines every polled download
         self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
+        self.early = EarlyLayout(store, self.serial, client, layouter, enabled=worker.early_layout)
+        self._early_checked = 0.0
+        self._files_moving = False           # a decided download is downloading: poll at file pace
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
@@ -207,10 +212,14 @@ class Worker:
         self._wake.set()
 
     def next_poll(self) -> float:
-        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete."""
+        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete,
+        `file_poll_interval` while a decided download's files are arriving (early layout)."""
+        wait = self.poll_interval
         if self.examiner.near:
-            return min(self.config.fast_poll_interval, self.poll_interval)
-        return self.poll_interval
+            wait = min(self.config.fast_poll_interval, wait)
+        if self._files_moving:
+            wait = min(self.config.file_poll_interval, wait)
+        return wait
 
     @property
     def failed_polls(self) -> int:
@@ -254,6 +263,9 @@ class Worker:
             return False
         if self._reachable(len(snapshot.torrents)):
             await self.completion.ensure()
+            await self._check_early(force=True)
+        else:
+            await self._check_early(force=False)
         index = self._take(snapshot)
         changed, full, self._changed, self._full = self._changed, self._full, set(), False
         count_misses = time.monotonic() >= self._grace_until
@@ -269,9 +281,33 @@ class Worker:
                     continue        # logged once by the storage watch, not once per download per cycle
                 log.error("polling the download failed: %r", result, exc_info=result,
                           **for_download(download_id))
+        self._lay_out_early(index, changed, full)
         if self.config.adopt:
             await self.housekeeping.adopt_new(index, index.torrent_ids() if full else changed)
         return True
+
+    async def _check_early(self, *, force: bool) -> None:
+        """Read qBittorrent's settings for early layout on (re)connecting and every EARLY_CHECK s."""
+        if not self.config.early_layout:
+            return
+        if force or time.monotonic() - self._early_checked > EARLY_CHECK:
+            self._early_checked = time.monotonic()
+            await self.early.check()
+
+    def _lay_out_early(self, index: TorrentIndex, changed: set[str], full: bool) -> None:
+        """Start early layout for decided downloads whose torrent changed (every one after a full poll)."""
+        moving = False
+        for download in self.active.in_state(State.APPLYING):
+            if not decided_while_downloading(download):
+                self.early.forget(download.id)
+                continue
+            torrent = index.find(download.hashes(), download.qbt_tag)
+            if torrent is None:
+                continue
+            moving = moving or torrent.progress < 1
+            if full or torrent.hash in changed:
+                self.early.start(download, torrent)
+        self._files_moving = moving and self.early.safe
 
     def _take(self, snapshot: SyncSnapshot) -> TorrentIndex:
         """Bring the torrent index up to date with a sync's answer; remember what it changed."""
@@ -326,6 +362,7 @@ class Worker:
         # Even the examination's own transitions: the next cycle looks at it in its new state.
         self.examiner.forget(download_id)
         self._waiting.discard(download_id)
+        self.early.forget(download_id)
         self.active.mark(download_id)
 
     def _touched(self, download_id: str) -> None:

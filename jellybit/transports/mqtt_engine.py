@@ -182,7 +182,8 @@ class EngineState:
         qbt = status.qbittorrent
         payload = InfoPayload(
             version=__version__, started_at=self.started_at, panel_url=self.config.panel.base_url,
-            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
+            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version,
+                                                  qbt.early_layout),
             llm=health.llm_status(self.config, ok=None, message=""),
             metadata={name: health.provider_status(self.config, name, None)
                       for name in ("tmdb", "tvdb", "tvmaze")},
