@@ -113,6 +113,8 @@ async def test_a_review_is_asked_while_it_downloads_and_its_apply_is_kept(decisi
                       keep=("Shameless.S03E01.1080p.WEB-DL.mkv",))
     download = await waiting_in(decisions, held.download_id, State.REVIEW)
     assert 0 < download.progress < 1
+    summary = await decisions.app.commands.summary()
+    assert (summary.in_review, summary.downloading) == (1, 1)     # in review, and still downloading
 
     # The ping says how far the download is: the event and the retained review carry the progress.
     ping: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
+from jellybit.core.arrival import waits_for_bytes
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
 from jellybit.core.records import PlanItem
@@ -149,5 +150,6 @@ class EarlyLayout:
 
 
 def planned_sources(items: Sequence[PlanItem]) -> set[str]:
-    """The sources a plan lays out (the rest, ignored files and samples, never goes to the library)."""
-    return {i.source for i in items if i.target and i.library}
+    """The sources a plan lays out early (ignored files and samples never go to the library; a subtitle
+    whose language its text must tell waits for the completed files' recognition)."""
+    return {i.source for i in items if i.target and i.library and not waits_for_bytes(i)}
