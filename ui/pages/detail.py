@@ -21,7 +21,7 @@ from jellybit.protocol import (
 )
 from ui import format as fmt
 from ui import review
-from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
+from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, offered, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
@@ -299,9 +299,10 @@ class DetailView:
         self._toolbar.set_visibility(shown)
         # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
         asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
+        offers = offered(state, asks_upgrade=asks)
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                shown = allowed(command, state) and not (command == "apply" and asks)
+                shown = command in offers
                 button.set_enabled(shown)
                 button.set_visibility(shown)
 
