@@ -7,21 +7,24 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.present import allowed
+from jellybit.present import ACTIONS, allowed
 from jellybit.protocol import Command
 from ui.live import Live, RequestFailed
 
 log = logging.getLogger(__name__)
-__all__ = ["DESTRUCTIVE", "OFFERS", "ORDER", "PRIMARY", "allowed", "call", "confirm_dialog", "notify",
+__all__ = ["BAR", "DESTRUCTIVE", "OFFERS", "ORDER", "PRIMARY", "allowed", "call", "confirm_dialog", "notify",
            "offered", "show_error"]
 
 # Which action a state allows is the engine's table (`jellybit.present.allowed`).
-# Primary first, destructive last: the order of the download page's action bar.
+# Actions with a place of their own on the download page: the better-copy card, the hint box.
+ELSEWHERE = ("upgrade", "refine")
+# The action bar, primary first, destructive last; a command the table gains later gets a plain button
+# at its end, so a new command needs no change here to be offered in the states that allow it.
 ORDER = ("apply", "retry", "relink", "defer", "reject", "undo", "cancel")
+BAR = (*ORDER, *(a for a in ACTIONS if a not in ORDER and a not in ELSEWHERE))
 DESTRUCTIVE = frozenset({"reject", "undo", "cancel"})
 PRIMARY = frozenset({"apply", "retry", "relink"})
-# Every action the download page offers: its action bar, the better-copy card, the hint box.
-OFFERS = (*ORDER, "upgrade", "refine")
+OFFERS = (*BAR, *ELSEWHERE)         # every action the download page offers
 # Toasts sit at the bottom: never over the navigation (on a phone the top is the whole header).
 TOAST_POSITION = "bottom"
 

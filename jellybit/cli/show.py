@@ -33,7 +33,8 @@ from jellybit.protocol import (
 MAX_PLAN_ROWS = 60
 MAX_NAMED = 5                   # candidates named in the apply hint
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
-# What `Next:` says for each action the state allows (apply and upgrade have lines of their own).
+# What `Next:` says for each action the state allows (apply and upgrade have lines of their own; a
+# command the table gains later is named plainly, `jellybit <command> ID`, until it has words here).
 LINES = {
     "refine": "jellybit refine {id} 'a hint, e.g. the 2014 series'     # recognize again",
     "reject": "jellybit reject {id}     # nothing is laid out; the torrent stays",
@@ -48,7 +49,6 @@ UPGRADE_LINES = (
     "jellybit upgrade {id} replace       # the old library link goes (undo: back)",
     "jellybit upgrade {id} skip          # lay nothing of this copy",
 )
-OFFERS = ("apply", "upgrade", *LINES)      # every action `Next:` can name
 
 
 def line_of(data: DownloadDetail) -> str:
@@ -107,8 +107,8 @@ def next_commands(download_id: str, state: State | str,
             lines.extend(line.format(id=download_id) for line in UPGRADE_LINES)
         elif action == "apply" and not upgrade:
             lines.append(_apply_line(download_id, candidates))
-        elif action in LINES and not (upgrade and action in ("refine", "defer")):
-            lines.append(LINES[action].format(id=download_id))
+        elif action not in ("apply", "upgrade") and not (upgrade and action in ("refine", "defer")):
+            lines.append(LINES.get(action, "jellybit {action} {id}").format(action=action, id=download_id))
     return lines
 
 

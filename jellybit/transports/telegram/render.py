@@ -157,15 +157,12 @@ def candidate_label(candidate: CandidatePayload) -> str:
     return f"{title_line(name, candidate.year, kind)} · {provider_name(candidate.provider)}"
 
 
-def _poster(recognition: RecognitionDetail | None) -> str | None:
-    if recognition is None:
-        return None
-    chosen = [c for c in recognition.candidates if c.chosen]
-    matched = [c for c in recognition.candidates
-               if c.provider == recognition.provider and c.provider_id == recognition.provider_id]
-    for candidate in (*chosen, *matched, *recognition.candidates[:1]):
-        if candidate.poster_url and candidate.poster_url.startswith(("http://", "https://")):
-            return candidate.poster_url
+def _poster(detail: DownloadDetail) -> str | None:
+    """The recognized work's poster (the payload's choice), else the first candidate's; web URLs only."""
+    first = detail.recognition.candidates[:1] if detail.recognition else []
+    for url in (detail.download.poster_url, *(c.poster_url for c in first)):
+        if url and url.startswith(("http://", "https://")):
+            return url
     return None
 
 
@@ -243,7 +240,7 @@ def review_card(detail: DownloadDetail, *, panel: str, margin: float, url_button
     body.append("Reply to this message with a hint to recognize it again.")
     body.extend(_panel_line(panel, download.id, url_buttons))
     rows = [*action_rows(detail, margin), _panel_row(panel, download.id, url_buttons)]
-    poster = _poster(recognition) if photo else None
+    poster = _poster(detail) if photo else None
     limit = CAPTION_LIMIT if poster else TEXT_LIMIT
     return Card(fit(head, body, limit), _keyboard(rows), poster)
 
