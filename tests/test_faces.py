@@ -5,7 +5,7 @@ The engine's side is measured, not read from its table: each command is sent to 
 each state over a real store and the real state machine; `InvalidState` means refused, anything else
 (done, or a refusal about its arguments) means the state allows it. Each face's side is what it really
 builds for a download in that state, as the MQTT `get` answer carries it: the panel's buttons, the lines
-under `Next:` of `jellybit show`, the buttons of a Telegram card, the Home Assistant blueprint's actions.
+under `Next:` of `jellybit show`, the buttons of a Telegram card, the Home Assistant blueprint's buttons.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import pytest
 from jellybit.cli.show import next_commands
 from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import COMMAND_STATES, TRANSITIONS, Actor, State, is_reactivation
+from jellybit.engine.events import Event, EventKind
 from jellybit.errors import InvalidState, JellybitError
-from jellybit.protocol import DownloadDetail, EventType
+from jellybit.protocol import DownloadDetail
+from jellybit.transports.payloads import event_payload
 from jellybit.transports.telegram import models
 from jellybit.transports.telegram.render import COMMANDS, card
 from jellybit.transports.telegram.text import decode_press
@@ -126,13 +128,16 @@ def telegram(detail: DownloadDetail) -> frozenset[str]:
 
 
 def home_assistant(detail: DownloadDetail) -> frozenset[str]:
-    """The actions of the review notification blueprint: sent on `review_requested`, i.e. in review."""
+    """The review notification blueprint's buttons: each one shown only when the event about the
+    download's state names its command in `actions` (built by the payload code the worker publishes)."""
     text = BLUEPRINT.read_text(encoding="utf-8")
-    assert f"event_type == '{EventType.REVIEW_REQUESTED.value}'" in text
     block = text[text.index("command: >-"):text.index("request: >-")]
     commands = frozenset(re.findall(r"'([a-z_]+)'", block))
     assert commands, "the blueprint's command template names no command"
-    return commands if detail.download.state is State.REVIEW else frozenset()
+    for command in commands:
+        assert f"'{command}' in can" in text, f"the blueprint offers {command} whatever the state allows"
+    event = Event(EventKind.STATE_CHANGED, detail.download.id, to_state=detail.download.state)
+    return commands & frozenset(event_payload(event).actions)
 
 
 FACES = {"panel": panel, "cli": cli, "telegram": telegram, "home_assistant": home_assistant}

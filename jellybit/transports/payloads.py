@@ -18,7 +18,7 @@ from jellybit.engine.results import (
     Summary,
     UndoOutcome,
 )
-from jellybit.present import sentence, title_line
+from jellybit.present import actions, sentence, title_line
 from jellybit.protocol import (
     CandidatePayload,
     EventPayload,
@@ -299,7 +299,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         message=(headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None)
                  if not code else (event.reason or None)),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
-        upgrade=held[:500] if held else None,
+        upgrade=held[:500] if held else None, actions=list(actions(event.to_state)) if event.to_state else [],
         **{"from": event.from_state.value if event.from_state else None},
     )
 
