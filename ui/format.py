@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from jellybit.protocol import Provider, Role, State
+from jellybit.protocol import Role, State
 
 # Labels and colours of the protocol's vocabularies (the values themselves come from jellybit.protocol).
 STATES: dict[State, tuple[str, str]] = {
@@ -23,8 +23,6 @@ STATES: dict[State, tuple[str, str]] = {
     State.DELETED: ("Deleted", "grey-8"),
 }
 
-PROVIDERS: dict[Provider, str] = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze",
-                                  Provider.IMDB: "IMDb"}
 ROLES: dict[Role, str] = {Role.VIDEO: "Video", Role.SUBTITLE: "Subtitle", Role.AUDIO: "Audio",
                           Role.EXTRA: "Extra", Role.SAMPLE: "Sample", Role.IGNORED: "Ignored"}
 # plan/link status -> (label, colour); absent = nothing to mark
@@ -122,11 +120,6 @@ def title_line(title: str | None, year: int | None, media_type: str | None = Non
         return ""
     text = f"{title} ({year})" if year else title
     return f"{text} · {media_type}" if media_type else text
-
-
-def provider_name(provider: str | None) -> str:
-    """TMDB, TVDB, TVMaze, IMDb."""
-    return PROVIDERS.get(provider or "", provider or "")
 
 
 def episode_code(season: int | None, episodes: Iterable[int]) -> str:

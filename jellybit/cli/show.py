@@ -15,16 +15,16 @@ from jellybit.protocol import (
     LinkStatus,
     MediaType,
     PlanItemPayload,
-    Provider,
     ReasonPayload,
     RecognitionDetail,
     State,
     TransitionRow,
+    provider_name,
+    provider_order,
 )
 
 MAX_PLAN_ROWS = 60
 MAX_NAMED = 5                   # candidates named in the apply hint
-PROVIDERS = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
 LIVE = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
 
@@ -99,9 +99,7 @@ def pages(item: CandidatePayload) -> list[tuple[str, str]]:
     links = dict(item.links)
     if item.url:
         links.setdefault(item.provider, item.url)
-    order = list(PROVIDERS)
-    ranked = sorted(links.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-    return [(PROVIDERS.get(provider, provider), url) for provider, url in ranked]
+    return [(provider_name(provider), links[provider]) for provider in provider_order(list(links))]
 
 
 def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from jellybit.core.editions import edition_label
 from jellybit.core.languages import language_code
 from jellybit.core.names import source_ext, source_name
 from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.providers import PROVIDERS
 from jellybit.core.records import PlanItem, Reason, Role
 from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import normalize_title
@@ -84,16 +85,20 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         media_type=media if media in ("movie", "series") else None,
         title=_text(raw.get("title")),
         year=_int(raw.get("year"), 1870, 2200),
-        provider=provider if provider in ("tmdb", "tvdb", "tvmaze", "imdb") else None,
+        provider=provider if _known(provider) else None,
         provider_id=_text(raw.get("provider_id"), 32),
         season=_int(raw.get("season"), 0, MAX_SEASON),
         files=files,
     )
 
 
+def _known(provider: object) -> bool:
+    return isinstance(provider, str) and provider in PROVIDERS
+
+
 def _pinned_work(value: Mapping[str, Any]) -> dict[str, str]:
     provider, provider_id = value.get("provider"), _text(value.get("provider_id"), 32)
-    if provider in ("tmdb", "tvdb", "tvmaze", "imdb") and provider_id:
+    if _known(provider) and provider_id:
         return {"provider": provider, "provider_id": provider_id}
     return {}
 

@@ -16,6 +16,7 @@ from typing import Any
 from jellybit import __version__, clock
 from jellybit.config import Config
 from jellybit.core.models import Download
+from jellybit.core.providers import searched
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventKind
@@ -185,7 +186,7 @@ class EngineState:
             qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
             llm=health.llm_status(self.config, ok=None, message=""),
             metadata={name: health.provider_status(self.config, name, None)
-                      for name in ("tmdb", "tvdb", "tvmaze")},
+                      for name in searched()},
             jellyfin=health.jellyfin_status(self.config, None),
             telegram=health.telegram_status(self.config, running=False, error=None, refused=False),
             components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,

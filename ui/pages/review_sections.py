@@ -18,6 +18,8 @@ from jellybit.protocol import (
     RecognitionDetail,
     Role,
     State,
+    provider_name,
+    provider_order,
 )
 from ui import format as fmt
 from ui import review
@@ -185,13 +187,12 @@ def _links(item: CandidatePayload) -> None:
     found = dict(item.links)
     if item.url and item.provider not in found:
         found[item.provider] = item.url
-    order = list(fmt.PROVIDERS)
-    links = dict(sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    links = {key: found[key] for key in provider_order(list(found))}
     if not links:
         return
     with ui.row().classes("gap-x-3 gap-y-0 items-center"):
         for provider, url in links.items():
-            text = fmt.provider_name(provider)
+            text = provider_name(provider)
             ui.link(text, url, new_tab=True).classes("text-sm link").props(
                 f"aria-label='Open it on {text} in a new tab' rel=noopener")
 

@@ -28,6 +28,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TmdbConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError
 
@@ -153,7 +154,7 @@ def _is_read_token(key: str) -> bool:
 class TmdbProvider:
     """MetadataProvider for TMDB v3 (api_key query parameter or v4 read token as Bearer)."""
 
-    name = "tmdb"
+    name = Provider.TMDB
 
     def __init__(
         self, config: TmdbConfig, cache: ResponseCache | None = None, *,

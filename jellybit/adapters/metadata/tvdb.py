@@ -30,6 +30,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
@@ -154,7 +155,7 @@ def _page_url(slug: str | None, ident: str) -> str:
 class TvdbProvider:
     """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
 
-    name = "tvdb"
+    name = Provider.TVDB
 
     def __init__(
         self, config: TvdbConfig, cache: ResponseCache | None = None, *,

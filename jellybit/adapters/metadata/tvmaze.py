@@ -29,6 +29,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
@@ -129,7 +130,7 @@ def _plain(html: str | None) -> str | None:
 class TvmazeProvider:
     """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
 
-    name = "tvmaze"
+    name = Provider.TVMAZE
 
     def __init__(
         self, config: TvmazeConfig, cache: ResponseCache | None = None, *,
