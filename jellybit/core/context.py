@@ -17,14 +17,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from jellybit.core.context_words import TERMS
-from jellybit.core.limits import MAX_CONTEXT_CHARS  # as ingest accepts it; anything longer is cut here too
+from jellybit.core.limits import (  # as ingest accepts it; anything longer is cut here too
+    MAX_CONTEXT_CHARS,
+    MAX_READ_EPISODE,
+    MAX_READ_SEASON,
+)
 from jellybit.core.providers import Provider, facts, provider_name, words
 
 MAX_TITLE_CHARS = 200
 MAX_SHOWN_CHARS = 80             # the words a finding came from, as a message quotes them
 YEARS = (1870, 2200)
-MAX_SEASON = 3000                # year-numbered seasons (S2024) exist
-MAX_EPISODE = 20_000
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ def _select(hits: list[_Hit]) -> list[_Hit]:
 # ------------------------------------------------------------------------------------------ reading
 
 _SINGLE = ("media_type", "anime", "year", "season", "episode", "country", "provider", "imdb")
-_RANGES = {"year": YEARS, "season": (0, MAX_SEASON), "episode": (0, MAX_EPISODE)}
+_RANGES = {"year": YEARS, "season": (0, MAX_READ_SEASON), "episode": (0, MAX_READ_EPISODE)}
 
 
 def clean_context(text: object) -> str:
