@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from jellybit.present import PROVIDER_NAMES as PROVIDERS
-from jellybit.present import count, provider_name, sentence, state_name, title_line
+from jellybit.present import count, sentence, state_name, title_line
 from jellybit.protocol import Role, State
 
-__all__ = ["PROVIDERS", "count", "provider_name", "sentence", "title_line"]   # every face's words
+__all__ = ["count", "sentence", "title_line"]   # every face's words (jellybit.present)
 
 # The colour of each state's badge (its name is every face's: `jellybit.present.state_name`).
 COLOURS: dict[State, str] = {

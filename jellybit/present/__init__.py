@@ -9,7 +9,6 @@ from jellybit.present.actions import ACTIONS, actions, allowed, states_for
 from jellybit.present.verdict import Verdict, verdict, verdict_line
 from jellybit.present.words import (
     LIVE_LINKS,
-    PROVIDER_NAMES,
     STATE_NAMES,
     count,
     is_live,
@@ -23,7 +22,7 @@ from jellybit.present.words import (
 )
 
 __all__ = [
-    "ACTIONS", "LIVE_LINKS", "PROVIDER_NAMES", "STATE_NAMES", "Verdict", "actions", "allowed", "count",
+    "ACTIONS", "LIVE_LINKS", "STATE_NAMES", "Verdict", "actions", "allowed", "count",
     "is_live", "ordered_reasons", "pages", "provider_name", "reason_words", "sentence", "state_name",
     "states_for", "title_line", "verdict", "verdict_line",
 ]

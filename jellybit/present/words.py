@@ -1,11 +1,22 @@
-"""The words every face shows: state and provider names, the one-line title, reasons in order."""
+"""The words every face shows: state names, the one-line title, reasons in order, a work's pages.
+
+Provider names and their order are the provider table's (`core/providers.py`, through the protocol);
+`provider_name` is re-exported here so that a face finds every word in one place.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
-from jellybit.protocol import LIVE_STATUSES, CandidatePayload, LinkStatus, Provider, ReasonPayload, State
+from jellybit.protocol import (
+    LIVE_STATUSES,
+    CandidatePayload,
+    LinkStatus,
+    ReasonPayload,
+    State,
+    provider_order,
+)
 
 STATE_NAMES: dict[State, str] = {
     State.QUEUED: "Queued",
@@ -21,9 +32,6 @@ STATE_NAMES: dict[State, str] = {
     State.ORPHANED: "Torrent gone",
     State.DELETED: "Deleted",
 }
-# The faces' one place for provider names (the order is the order faces list a work's pages in).
-PROVIDER_NAMES: dict[Provider, str] = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB",
-                                       Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 # Link statuses that own a file in the library right now (the core's rule).
 LIVE_LINKS: frozenset[LinkStatus] = LIVE_STATUSES
 
@@ -47,14 +55,6 @@ def state_name(state: State | str) -> str:
         return STATE_NAMES[State(state)]
     except ValueError:
         return str(state).replace("_", " ").capitalize()
-
-
-def provider_name(provider: str | None) -> str:
-    """TMDB, TVDB, TVMaze, IMDb (an unknown name as it came)."""
-    try:
-        return PROVIDER_NAMES[Provider(provider or "")]
-    except ValueError:
-        return provider or ""
 
 
 def title_line(title: str | None, year: int | None = None, media_type: str | None = None) -> str:
@@ -100,5 +100,4 @@ def pages(item: CandidatePayload) -> list[tuple[str, str]]:
     links = dict(item.links)
     if item.url:
         links.setdefault(item.provider, item.url)
-    order = list(PROVIDER_NAMES)
-    return sorted(links.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    return [(provider, links[provider]) for provider in provider_order(list(links))]

@@ -25,9 +25,9 @@ from ui.actions import BAR, DESTRUCTIVE, PRIMARY, allowed, call, notify, offered
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
-from ui.pages import detail_dialogs as dialogs
 from ui.pages import detail_sections as sections
 from ui.pages import film_sections, review_sections
+from ui.pages.detail_dialogs import Confirmations
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 ADDED = {
@@ -58,6 +58,8 @@ class DetailView:
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
         self._body_state: State | None = None    # the state the body was last rendered for
+        self.confirm = Confirmations(live, download_id, host=self._dialog_host, after=self._after,
+                                     links=lambda: self.data.links if self.data else [])
 
     # ------------------------------------------------------------ data
 
@@ -267,9 +269,9 @@ class DetailView:
                 "apply": lambda e: self.apply(e.sender),
                 "retry": lambda e: self.simple(Command.RETRY, e.sender, "Retrying."),
                 "relink": lambda e: self.simple(Command.RELINK, e.sender, "Laying the files out again."),
-                "reject": lambda _e: dialogs.ask_reject(self),
-                "undo": lambda _e: dialogs.ask_undo(self),
-                "cancel": lambda _e: dialogs.ask_cancel(self),
+                "reject": lambda _e: self.confirm.ask_reject(),
+                "undo": lambda _e: self.confirm.ask_undo(),
+                "cancel": lambda _e: self.confirm.ask_cancel(),
             }
             labels = {"apply": ("Apply", "done_all"), "retry": ("Retry", "replay"),
                       "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),

@@ -8,7 +8,7 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.present import pages
+from jellybit.present import pages, provider_name
 from jellybit.protocol import (
     MAX_SEASON,
     CandidatePayload,
@@ -188,7 +188,7 @@ def _links(item: CandidatePayload) -> None:
         return
     with ui.row().classes("gap-x-3 gap-y-0 items-center"):
         for provider, url in links.items():
-            text = fmt.provider_name(provider)
+            text = provider_name(provider)
             ui.link(text, url, new_tab=True).classes("text-sm link").props(
                 f"aria-label='Open it on {text} in a new tab' rel=noopener")
 

@@ -12,6 +12,7 @@ from jellybit.adapters.metadata.tvdb import TvdbProvider
 from jellybit.adapters.metadata.tvmaze import TvmazeProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import MetadataConfig
+from jellybit.core.providers import searched
 
 Provider = TmdbProvider | TvdbProvider | TvmazeProvider
 
@@ -48,7 +49,7 @@ async def status(
     """
     found = {s.name: s for s in await asyncio.gather(*(p.ping() for p in providers))}
     if config is not None:
-        for name in ("tmdb", "tvdb", "tvmaze"):
+        for name in searched():
             found.setdefault(name, ServiceStatus(name, False, "disabled", enabled=False))
     return list(found.values())
 
