@@ -14,12 +14,12 @@ from jellybit.present.words import (
     is_live,
     ordered_reasons,
     pages,
-    provider_name,
     reason_words,
     sentence,
     state_name,
     title_line,
 )
+from jellybit.protocol import provider_name  # the provider table's words (core/providers.py)
 
 __all__ = [
     "ACTIONS", "LIVE_LINKS", "STATE_NAMES", "Verdict", "actions", "allowed", "count",

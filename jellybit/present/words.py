@@ -1,7 +1,7 @@
 """The words every face shows: state names, the one-line title, reasons in order, a work's pages.
 
 Provider names and their order are the provider table's (`core/providers.py`, through the protocol);
-`provider_name` is re-exported here so that a face finds every word in one place.
+`jellybit.present` re-exports `provider_name` so that a face finds every word in one place.
 """
 
 from __future__ import annotations
