@@ -250,7 +250,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     libraries = confirmer.lookup if confirmer is not None else None
     telegram = None
     if config.telegram.enabled:
-        from jellybit.transports.telegram import TelegramTransport
+        from jellybit.transports.telegram.transport import TelegramTransport
 
         config.telegram.required_token()     # the worker runs the bot; nothing else needs its token
         telegram = TelegramTransport.from_config(config, commands, bus, store)

@@ -198,7 +198,8 @@ async def test_home_assistant_coming_online_gets_the_discovery_again(
 
         await eventually(lambda: now(resent()), what="HA's birth message, then the discovery again")
         await jellybit.all_entities()
-        await eventually(lambda: _state_is(jellybit, "active", "0"), what="sensor active = 0 after the reload")
+        await eventually(lambda: _state_is(jellybit, "active", "0"),
+                         what="sensor active = 0 after the reload")
     finally:
         observer.cancel()
         await asyncio.gather(observer, return_exceptions=True)

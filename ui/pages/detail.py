@@ -21,7 +21,7 @@ from jellybit.protocol import (
 )
 from ui import format as fmt
 from ui import review
-from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
+from ui.actions import BAR, DESTRUCTIVE, PRIMARY, allowed, call, notify, offered, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
@@ -277,8 +277,8 @@ class DetailView:
                       "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),
                       "reject": ("Reject…", "block"), "undo": ("Undo…", "undo"),
                       "cancel": ("Cancel download…", "cancel")}
-            for action in ORDER:
-                text, icon = labels[action]
+            for action in BAR:
+                text, icon = labels.get(action, (action.replace("_", " ").capitalize(), "play_arrow"))
                 if action == "defer":
                     with ui.button(text, icon=icon).props("outline no-caps").mark("defer") as defer:
                         with ui.menu():
@@ -289,8 +289,8 @@ class DetailView:
                     continue
                 style = "unelevated color=positive" if action in PRIMARY else \
                     "flat color=negative" if action in DESTRUCTIVE else "outline"
-                button = ui.button(text, icon=icon, on_click=handlers[action]).props(f"{style} no-caps").mark(
-                    action)
+                handler = handlers.get(action, lambda e, a=action: self.simple(Command(a), e.sender, "Sent."))
+                button = ui.button(text, icon=icon, on_click=handler).props(f"{style} no-caps").mark(action)
                 if action in DESTRUCTIVE:
                     button.classes("destructive")
                 self._buttons[action] = button
@@ -301,9 +301,10 @@ class DetailView:
         self._toolbar.set_visibility(shown)
         # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
         asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
+        offers = offered(state, asks_upgrade=asks)
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                shown = allowed(command, state) and not (command == "apply" and asks)
+                shown = command in offers
                 button.set_enabled(shown)
                 button.set_visibility(shown)
 
@@ -410,7 +411,7 @@ class DetailView:
         await self._after(data)
 
     async def simple(self, command: Command, button: ui.button, success: str) -> None:
-        """Retry or relink: no confirmation needed."""
+        """Retry, relink or a command without a dialog of its own: no confirmation needed."""
         await self._after(await call(self.live, command, {"id": self.id}, button=button, success=success))
 
 def register(live: Live, *, login: bool) -> None:
