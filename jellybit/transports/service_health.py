@@ -14,7 +14,6 @@ from jellybit.core.providers import FILMS_NEED_TMDB
 from jellybit.protocol import SystemStatus
 
 OK, REFUSED, UNREACHABLE, OFF, STARTING = "ok", "refused", "unreachable", "not configured", "starting"
-MISCONFIGURED = "misconfigured"     # reachable, but set up so that it cannot do its part (a warning)
 
 # Where each keyed service's secret goes, for the hints.
 _KEYS = {
@@ -93,6 +92,9 @@ def jellyfin_status(config: Config, service: Any | None) -> SystemStatus:
         return _status(REFUSED, service.message, f"the key was refused: check {_KEYS['jellyfin']}")
     return _status(UNREACHABLE, service.message,
                    f"start Jellyfin or fix jellyfin.url ({config.jellyfin.url})")
+
+
+MISCONFIGURED = "misconfigured"     # reachable, but set up so that it cannot do its part (a warning)
 
 
 def jellyfin_uncovered(status: SystemStatus, problems: list[str]) -> SystemStatus:

@@ -163,8 +163,8 @@ def _component_detail(component: ComponentStatus) -> str:
 
 
 def _detail(status: SystemStatus) -> str:
-    hint = f"What to do: {status.hint}" if status.hint and (status.connected is not True
-                                                            or status.state == "misconfigured") else ""
+    # A reachable service has a hint only when something it does is off (qBittorrent's early layout).
+    hint = f"What to do: {status.hint}" if status.hint else ""
     version = f"version {status.version}" if status.version else ""
     parts = [p for p in (version, status.detail or "", hint) if p]
     return " — ".join(parts)
