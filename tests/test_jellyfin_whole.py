@@ -195,7 +195,9 @@ async def test_a_root_no_library_covers_is_on_the_status_probe(fake_jellyfin: Fa
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.05)
         status = await _probes(config, None, [], app.refresher, app.jellyfin.lookup)["jellyfin"]()
-    assert status.connected is True
+    assert status.connected is True                      # Jellyfin answers, but it is not all right
+    assert status.state == "misconfigured"
+    assert "jellyfin.path_map" in (status.hint or "")
     assert f"{paths.series} (series root): no Jellyfin library has it" in (status.detail or "")
     assert str(paths.movies) not in (status.detail or "").replace(str(paths.series), "")
 

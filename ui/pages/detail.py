@@ -60,6 +60,7 @@ class DetailView:
         self._body_state: State | None = None    # the state the body was last rendered for
         self.confirm = Confirmations(live, download_id, host=self._dialog_host, after=self._after,
                                      links=lambda: self.data.links if self.data else [])
+        self._shown: dict[str, tuple[Any, ...]] = {}   # what the corrections and the rest were built from
 
     # ------------------------------------------------------------ data
 
@@ -191,13 +192,31 @@ class DetailView:
         self._header()
         self._actions()
         self._body()
+        self._corrections()
+        self._rest()
         self._update_actions()
 
     def refresh(self) -> None:
         """Re-render what the current data shows."""
         self._header.refresh()
-        self._body.refresh()
+        self._refresh_body()
         self._update_actions()
+
+    def _refresh_body(self) -> None:
+        # The parts with inputs (the corrections and the file table; the hint) are rebuilt only when
+        # what they show changed: a rebuild after Choose or a refetch would replace an input the user
+        # is typing in, and a value sent to the replaced input is lost.
+        self._body.refresh()
+        if self._keys()["corrections"] != self._shown.get("corrections"):
+            self._corrections.refresh()
+        if self._keys()["rest"] != self._shown.get("rest"):
+            self._rest.refresh()
+
+    def _keys(self) -> dict[str, tuple[Any, ...]]:
+        recognition, shown = self.recognition, self.download is not None
+        plan = (recognition.folder, tuple(recognition.plan)) if recognition is not None else None
+        return {"corrections": (shown, allowed("apply", self.state), plan),
+                "rest": (shown, self.state, self.data)}
 
     def refresh_live(self) -> None:
         """A retained update (progress, speed): the header follows; the body only on a new state.
@@ -207,7 +226,7 @@ class DetailView:
         """
         self._header.refresh()
         if self.state != self._body_state:
-            self._body.refresh()
+            self._refresh_body()
         self._update_actions()
 
     @ui.refreshable_method
@@ -248,10 +267,26 @@ class DetailView:
             elif items or deciding:
                 review_sections.candidates(items, self.selected, recognition.recommended, self.choose,
                                            self.apply, can_choose=deciding)
-            if deciding:
-                self._overrides()
-            review_sections.file_table(recognition.plan, self.file_edits, recognition.folder,
-                                       editable=deciding)
+
+    @ui.refreshable_method
+    def _corrections(self) -> None:
+        """The type/title/year/season fields and the file table, after the candidates."""
+        self._shown["corrections"] = self._keys()["corrections"]
+        recognition = self.recognition
+        if self.download is None or recognition is None:
+            return
+        deciding = allowed("apply", self.state)
+        if deciding:
+            self._overrides()
+        review_sections.file_table(recognition.plan, self.file_edits, recognition.folder, editable=deciding)
+
+    @ui.refreshable_method
+    def _rest(self) -> None:
+        """Hints, links, the timeline and the details."""
+        self._shown["rest"] = self._keys()["rest"]
+        data, state = self.data, self.state
+        if self.download is None:
+            return
         if data is not None:
             self._hints(data.hints, state)
             if data.links:
