@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nicegui import ui
 
+from jellybit.present import ordered_reasons
 from jellybit.protocol import DownloadPayload, ReviewPayload
 from ui import format as fmt
 from ui.frame import WRAP
@@ -11,7 +12,7 @@ from ui.frame import WRAP
 
 def state_badge(state: str) -> ui.badge:
     """A coloured badge with the state in words."""
-    return ui.badge(fmt.state_label(state), color=fmt.state_color(state)).classes(
+    return ui.badge(fmt.state_name(state), color=fmt.state_color(state)).classes(
         "text-sm px-2 py-1 shrink-0").props(f"data-state={state}")
 
 
@@ -53,8 +54,7 @@ def thumbnail(url: str | None, name: str) -> None:
 
 def review_line(review: ReviewPayload) -> str:
     """'Needs your decision: <the weightiest blocking reason>'."""
-    blocking = sorted((r for r in review.reasons if r.blocking), key=lambda r: -r.weight)
-    first = blocking[0] if blocking else (review.reasons[0] if review.reasons else None)
+    first = next(iter(ordered_reasons(review.reasons)), None)      # every face's order of reasons
     still = (f" (still downloading, {round(review.progress * 100)}%)" if review.progress is not None
              else "")
     return "Needs your decision" + still + (f": {fmt.sentence(first.message)}" if first else "")

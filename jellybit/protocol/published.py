@@ -210,6 +210,9 @@ class EventPayload(Payload):
     progress: float | None = None        # review_requested while the files still download: 0..1
     command: str | None = None
     code: str | None = None
+    # The commands the download's state (`to`) allows, from the engine's one table: a notification
+    # offers exactly these (the Home Assistant blueprint does).
+    actions: list[str] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 

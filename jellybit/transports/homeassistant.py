@@ -17,7 +17,7 @@ from typing import Any
 
 from jellybit import __version__
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, EventType, Topics
-from jellybit.transports.mqtt import Message
+from jellybit.transports.mqtt.bridge import Message
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ ENTITIES: tuple[EntityDescription, ...] = (
                     "{% for name, s in [('qbittorrent', value_json.qbittorrent), ('llm', value_json.llm), "
                     "('jellyfin', value_json.jellyfin), ('telegram', value_json.telegram)] "
                     "+ (value_json.metadata | dictsort) %}"
-                    "{% if s.state in ['refused', 'unreachable'] %}"
+                    "{% if s.state in ['refused', 'unreachable', 'misconfigured'] %}"
                     "{% set ns.bad = ns.bad + [name ~ ' ' ~ s.state] %}{% endif %}{% endfor %}"
                     "{{ (ns.bad | join(', ') or 'ok')[:255] }}",
          "json_attr_tpl": "{{ {'qbittorrent': value_json.qbittorrent, 'llm': value_json.llm, "

@@ -8,7 +8,7 @@ import json
 from nicegui import ui
 
 from jellybit import __version__
-from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus
+from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus, provider_name
 from ui import format as fmt
 from ui.frame import WRAP, frame
 from ui.live import Live
@@ -22,6 +22,8 @@ def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
         return "Disabled", "remove_circle_outline", "grey-7"
     if status.connected is None:
         return "Configured", "radio_button_unchecked", "blue-grey-8"
+    if status.state == "misconfigured":
+        return "Connected, needs a fix", "warning", "warning"
     if status.connected:
         return "Connected", "check_circle", "positive"
     if status.state == "refused":
@@ -82,7 +84,7 @@ def register(live: Live, *, login: bool) -> None:
                         if info.metadata:
                             for provider, status in sorted(info.metadata.items()):
                                 label, icon, colour = system_words(status)
-                                row(f"{fmt.provider_name(provider)} (metadata)", label, icon, colour,
+                                row(f"{provider_name(provider)} (metadata)", label, icon, colour,
                                     _detail(status))
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",
@@ -101,7 +103,7 @@ def register(live: Live, *, login: bool) -> None:
                 if summary is not None:
                     with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Counts"):
                         ui.label("Downloads").classes("text-h6")
-                        counts = [f"{fmt.state_label(s)}: {n}" for s, n in summary.states.items() if n]
+                        counts = [f"{fmt.state_name(s)}: {n}" for s, n in summary.states.items() if n]
                         ui.label(", ".join(counts) or "None yet.").classes("text-sm").style(WRAP)
                         if summary.last_completed is not None:
                             ui.label(f"Last done: {summary.last_completed.title} "
