@@ -298,6 +298,9 @@ class WorkerConfig(Section):
     max_restarts: int = Field(10, ge=1, description="Consecutive crashes of one background loop after "
                               "which the worker exits with status 1, so systemd or compose restart it.")
     adopt: bool = Field(True, description="Adopt torrents added by hand under the category.")
+    recognize_early: bool = Field(True, description="Recognize a download as soon as qBittorrent lists "
+                                  "its files, and ask for a review while it downloads (false: only once "
+                                  "it is complete).")
 
 
 class RecognitionConfig(Section):

@@ -159,6 +159,7 @@ class RecognitionRequest:
     previous: Recognition | None = None      # the current recognition, for reuse on apply
     chosen: Candidate | None = None          # a candidate a human picked
     use_llm: bool = True                     # False on apply: reuse the previous answer
+    pending: frozenset[str] = frozenset()    # files still downloading: their bytes are not read yet
 
 
 class Recognizer(Protocol):

@@ -90,6 +90,7 @@ class DownloadRow(TypedDict):
     jellyfin_url: str | None
     jellyfin_note: str | None
     jellyfin_checked_at: str | None
+    awaiting_files: int             # 1 = recognized while its files still download
     infohashes: list[str]           # the hash values, sorted
     media_type: str | None          # a `MediaType` value
     title: str | None

@@ -78,13 +78,14 @@ def _page_filter(states: Iterable[object] | None, text: object, limit: int,
     return wanted, query
 
 
-def retry_target(current: State, stopped_at: State | None) -> State:
+def retry_target(current: State, stopped_at: State | None, awaiting_files: bool = False) -> State:
     """The stage a retry resumes: where the download stopped, as the transition table allows.
 
     Download-stage failures resume at `queued`: the worker looks for the torrent in
-    qBittorrent first and re-adds it only when it is not there.
+    qBittorrent first and re-adds it only when it is not there. So does a download that stopped
+    while its files still downloaded (recognized early), whatever stage it had reached.
     """
-    if stopped_at in (State.QUEUED, State.DOWNLOADING, None):
+    if stopped_at in (State.QUEUED, State.DOWNLOADING, None) or awaiting_files:
         wanted = State.QUEUED
     elif stopped_at in (State.RECOGNIZING, State.REVIEW):
         wanted = State.RECOGNIZING
@@ -289,12 +290,13 @@ class Commands:
             self._require(download, RETRYABLE, "retry")
             history = await self.store.transitions(download.id)
             into = [t for t in history if t.to_state is download.state]
-            target = retry_target(download.state, into[-1].from_state if into else None)
+            target = retry_target(download.state, into[-1].from_state if into else None,
+                                  download.awaiting_files)
             # The guard runs inside the same transaction as the change: nothing happens on Conflict.
             download = await self.serial.change(
                 download.id, target, reason="retry", actor=Actor.HUMAN, expected=download.state,
                 reactivate=True, fields={"error_code": None, "error_msg": None, "source_miss_count": 0,
-                                         "retried_at": clock.now()},
+                                         "retried_at": clock.now(), "awaiting_files": False},
             )
             self.worker.start_stage(download)
         return download

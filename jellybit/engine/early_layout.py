@@ -5,6 +5,8 @@ A download qualifies while it is `applying` with `awaiting_files` (decided durin
 automatically, or by a human's apply). Each poll that names its torrent as changed lists the
 torrent's files; the wanted ones whose every piece is verified (`core/torrent_files.py`) and not
 yet laid out go to `Layouter.apply_files`, under the download's lock, without changing its state.
+Only videos and extras go early: their targets come from the file list alone, while a subtitle's
+name may still change with its text (language, forced, SDH), so tracks wait for the completion.
 The state machine is untouched: when the torrent completes, the normal `applying` stage lays out
 the whole plan (the early files are found in place) and the download becomes `done`. A failure
 here (a file moving under us, a full library) only waits for the next poll or for that stage.
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
-from jellybit.core.records import PlanItem
+from jellybit.core.records import PlanItem, Role
 from jellybit.core.states import State
 from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_files import complete_sources, early_layout_problems, torrent_problem
@@ -148,6 +150,12 @@ class EarlyLayout:
         return self._laid
 
 
+# Videos and extras are named from the file list alone; a subtitle's or an audio track's name may
+# still change with its bytes (its language, forced or SDH read from the text), so tracks wait for
+# the completion's apply, which checks the content first.
+EARLY_ROLES = frozenset({Role.VIDEO, Role.EXTRA})
+
+
 def planned_sources(items: Sequence[PlanItem]) -> set[str]:
-    """The sources a plan lays out (the rest, ignored files and samples, never goes to the library)."""
-    return {i.source for i in items if i.target and i.library}
+    """The sources a plan lays out early: placed videos and extras (never ignored files or samples)."""
+    return {i.source for i in items if i.target and i.library and i.role in EARLY_ROLES}

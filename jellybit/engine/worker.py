@@ -27,14 +27,14 @@ from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer, SyncSnapshot, TorrentClient, TorrentInfo
-from jellybit.core.states import State
+from jellybit.core.states import EARLY_STATES, State
 from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
 from jellybit.engine.early_layout import EarlyLayout, decided_while_downloading
 from jellybit.engine.events import Event, EventBus, EventKind
-from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name
+from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name, polled
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.retries import OutageRecovery, OutageRetries
@@ -90,6 +90,7 @@ class Worker:
         self._failures = 0
         self._grace_until = 0.0
         self._changed: set[str] = set()      # torrents changed or gone since the last cycle looked
+        self._waiting: set[str] = set()      # applying, awaiting files, its stage already ran once
         self._full = True                    # the next cycle examines every polled download
         self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
@@ -325,15 +326,16 @@ class Worker:
         """The downloads this cycle looks at (all polled ones after a full answer)."""
         active = self.active
         if full:
-            return active.ids_in(*POLLED)
+            return {i for i in active.ids_in(*POLLED, *EARLY_STATES)
+                    if (d := active.get(i)) is not None and polled(d)}
         wanted = (refreshed | active.ids_in(State.QUEUED) | active.owners(changed)
-                  | active.unmatched(State.DOWNLOADING, State.RECOGNIZING))
+                  | active.unmatched(State.DOWNLOADING, *EARLY_STATES))
         # A recognition stage that ended without moving the download (its torrent's files could not
         # be listed yet, a crash) is started again by the next examination.
         wanted |= {i for i in active.ids_in(State.RECOGNIZING) if self.serial.stage(i) is None}
         if self.timeouts.sweep_due():
             wanted |= self.timeouts.overdue()
-        return {i for i in wanted if (d := active.get(i)) is not None and d.state in POLLED}
+        return {i for i in wanted if (d := active.get(i)) is not None and polled(d)}
 
     def _unreachable(self, exc: AdapterError) -> None:
         self._failures += 1
@@ -360,6 +362,7 @@ class Worker:
         # Even the examination's own transitions: the next cycle looks at it in its new state.
         self.examiner.forget(download_id)
         self.early.forget(download_id)
+        self._waiting.discard(download_id)
         self.active.mark(download_id)
 
     def _touched(self, download_id: str) -> None:
@@ -377,15 +380,13 @@ class Worker:
     async def _ensure_apply(self, download: Download) -> None:
         if self.serial.stage(download.id) is not None or self.serial.busy(download.id):
             return
-        history = await self.store.transitions(download.id)
-        last = history[-1] if history else None
-        mode = "plain"
-        if last is not None and last.to_state is State.APPLYING:
-            if last.from_state is State.REVIEW:
-                mode = "human"
-            elif last.from_state is State.TARGET_MISSING:
-                mode = "relink"
-        self.pipeline.start_apply(download.id, mode=mode)
+        if download.awaiting_files:
+            # Decided while downloading: the stage runs once (a human's apply is recognized again and
+            # stored), then the examination starts it again when the files are complete.
+            if download.id in self._waiting:
+                return
+            self._waiting.add(download.id)
+        await self.pipeline.resume_apply(download.id)
 
     # ------------------------------------------------------------ adoption and reconciliation
 
