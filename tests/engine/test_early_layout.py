@@ -34,6 +34,8 @@ def _pack(pair: QbittorrentPair, name: str, episodes: int = 4, seed: int = 0) ->
 
 
 def _paths(pair: QbittorrentPair, tmp_path: Path) -> PathsConfig:
+    for name in ("movies", "series"):
+        (tmp_path / name).mkdir(exist_ok=True)
     return PathsConfig(downloads=pair.leecher.data_root.resolve(), movies=tmp_path / "movies",
                        series=tmp_path / "series")
 
@@ -53,12 +55,21 @@ def _inode(path: Path) -> int | None:
         return None
 
 
-async def _start(engine, pair: QbittorrentPair, torrent: SeededTorrent, *, skip: tuple[int, ...] = ()) -> str:
-    added = await engine.commands.add(torrent=torrent.torrent)
-    await eventually(lambda: _present(pair, torrent))
-    if skip:
-        pair.file_priority(torrent, list(skip), 0)
+async def _start(engine, pair: QbittorrentPair, torrent: SeededTorrent, save: Path, *,
+                 skip: tuple[int, ...] = ()) -> str:
+    """The user adds the pack to qBittorrent (some files deselected), then to Jellybit, which finds it
+    by its infohash; then it downloads from the seeder, file by file."""
+    pair.add_paused(torrent, save, skip=skip)
     pair.pace(torrent, limit=LIMIT)
+    added = await engine.commands.add(torrent=torrent.torrent)
+    try:
+        await engine.poll_until(lambda: engine.state_is(added.download.id, State.APPLYING))
+    except pytest.fail.Exception:
+        history = await engine.store.transitions(added.download.id)
+        recognition = await engine.store.current_recognition(added.download.id)
+        pytest.fail(f"not decided while downloading: {[(t.to_state.value, t.reason) for t in history]} "
+                    f"{[r.message for r in recognition.reasons] if recognition else ''}")
+    pair.resume(torrent)
     pair.connect(torrent)
     return added.download.id
 
@@ -83,7 +94,7 @@ async def test_each_file_is_in_the_library_while_the_rest_downloads(
                                layouter=LayoutEngine(store, paths), paths=paths)
     engine.recognizer.series = True
     torrent = _pack(pair, f"Early.{tmp_path.name[-6:]}", seed=len(settings))
-    download_id = await _start(engine, pair, torrent, skip=(3,))      # E04 deselected
+    download_id = await _start(engine, pair, torrent, paths.downloads, skip=(3,))      # E04 deselected
 
     laid_while_downloading: set[str] = set()
 

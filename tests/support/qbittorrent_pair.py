@@ -73,6 +73,25 @@ class QbittorrentPair:
                 time.sleep(0.05)
         return torrent
 
+    def add_paused(self, torrent: SeededTorrent, save_path: Path, *, skip: tuple[int, ...] = ()) -> None:
+        """Add the torrent to the leecher paused (files in `skip` at priority 0), as a user would
+        before handing it over; start it with `resume`."""
+        with self.leecher.admin() as client:
+            client.post("torrents/add", data={"savepath": str(save_path), "paused": "true"},
+                        files={"torrents": ("x.torrent", torrent.torrent, "application/x-bittorrent")})
+            deadline = time.monotonic() + 30
+            while not client.get("torrents/files", params={"hash": torrent.infohash_v1}).is_success:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the leecher did not list the added torrent")
+                time.sleep(0.05)
+        if skip:
+            self.file_priority(torrent, list(skip), 0)
+
+    def resume(self, torrent: SeededTorrent) -> None:
+        """Start the torrent on the leecher."""
+        with self.leecher.admin() as client:
+            client.post("torrents/resume", data={"hashes": torrent.infohash_v1}).raise_for_status()
+
     def connect(self, torrent: SeededTorrent) -> None:
         """Tell the leecher where the seeder is, until it has a peer (it forgets a refused address)."""
         with self.leecher.admin() as client:
