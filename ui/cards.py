@@ -55,7 +55,9 @@ def review_line(review: ReviewPayload) -> str:
     """'Needs your decision: <the weightiest blocking reason>'."""
     blocking = sorted((r for r in review.reasons if r.blocking), key=lambda r: -r.weight)
     first = blocking[0] if blocking else (review.reasons[0] if review.reasons else None)
-    return "Needs your decision" + (f": {fmt.sentence(first.message)}" if first else "")
+    still = (f" (still downloading, {round(review.progress * 100)}%)" if review.progress is not None
+             else "")
+    return "Needs your decision" + still + (f": {fmt.sentence(first.message)}" if first else "")
 
 
 def download_card(d: DownloadPayload, review: ReviewPayload | None = None) -> None:
@@ -73,7 +75,7 @@ def download_card(d: DownloadPayload, review: ReviewPayload | None = None) -> No
                 ui.label(d.name).classes("text-xs font-mono text-muted").style(WRAP)
             elif d.context:
                 ui.label(d.context).classes("text-sm italic text-muted").style(WRAP)
-            if d.state in ("queued", "downloading"):
+            if d.state in ("queued", "downloading") or d.awaiting_files:
                 progress_line(d)
             if review is not None:
                 ui.label(review_line(review)).classes("text-sm text-warning-strong").style(WRAP)

@@ -54,10 +54,15 @@ def verdict(data: DownloadDetail) -> str:
     state = download.state
     title = _titled((recognition.title if recognition else None) or download.title,
                     (recognition.year if recognition else None) or download.year)
+    still = (f" (still downloading, {round(download.progress * 100)}%: a decision is applied when the files "
+             "arrive)" if download.awaiting_files else "")
     if state is State.REVIEW:
         blocking = [r for r in ordered_reasons(recognition.reasons if recognition else []) if r.blocking]
         why = (blocking[0].meaning or blocking[0].message) if blocking else "nothing confirmed it"
-        return f"Needs your decision: {why}"
+        return f"Needs your decision: {why}{still}"
+    if state is State.APPLYING and download.awaiting_files:
+        how = "as you decided" if _by_human(data.timeline) else "automatically"
+        return f"Decided {how}" + (f": {title}" if title else "") + still
     if state in (State.DONE, State.APPLYING):
         verb = "Laid out" if state is State.DONE else "Laying out"
         how = "as you decided" if _by_human(data.timeline) else "automatically"
@@ -66,7 +71,7 @@ def verdict(data: DownloadDetail) -> str:
         error = download.error
         return f"Failed: {(error.message or error.code) if error else ''}".rstrip(": ")
     words = {State.QUEUED: "Queued: waiting for qBittorrent",
-             State.DOWNLOADING: "Downloading; recognized once complete",
+             State.DOWNLOADING: "Downloading; recognized once qBittorrent lists the files",
              State.RECOGNIZING: "Recognizing…", State.CANCELLED: "Cancelled: nothing was laid out",
              State.REVERTED: "Undone: its library files were removed",
              State.TARGET_MISSING: "The library files are gone (jellybit relink ID)",

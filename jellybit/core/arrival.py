@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jellybit.core.names import source_ext
 from jellybit.core.reasons import is_blocking
 from jellybit.core.records import PlanItem, Reason, RecognitionDraft, Role
+from jellybit.core.subtitle_text import TEXT_EXTENSIONS
 
 PENDING_CODE = "files_pending"
 CHANGED_CODE = "content_changed"
@@ -25,6 +27,15 @@ _OWN = frozenset({PENDING_CODE, CHANGED_CODE})
 def recognized_early(recognition: RecognitionDraft | None) -> bool:
     """Tell whether a recognition was made while some of its files were still downloading."""
     return recognition is not None and any(r.code == PENDING_CODE for r in recognition.reasons)
+
+
+def waits_for_bytes(item: PlanItem) -> bool:
+    """A planned file whose target its content may still change: a subtitle whose text tells its language.
+
+    It is laid out only with the completed files' recognition, never early under a name without it.
+    """
+    return (item.role is Role.SUBTITLE and item.language is None and item.attached_to is not None
+            and source_ext(item.source) in TEXT_EXTENSIONS)
 
 
 def _numbering(item: PlanItem) -> str:

@@ -129,3 +129,4 @@ class SummaryRecord:
     review_queue: int
     last_done: tuple[Download, Recognition | None] | None
     waiting: tuple[tuple[Download, Recognition | None], ...] = ()
+    early: int = 0          # recognized, in review or decided while the files still download

@@ -414,7 +414,7 @@ class Commands:
         queue = record.review_queue
         return Summary(
             states=counts, active=sum(counts[s.value] for s in ACTIVE_STATES),
-            downloading=counts[State.DOWNLOADING.value], in_review=counts[State.REVIEW.value],
+            downloading=counts[State.DOWNLOADING.value] + record.early, in_review=counts[State.REVIEW.value],
             failed=counts[State.FAILED.value], review_queue=queue, last_done=record.last_done,
             waiting=record.waiting,
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
+from jellybit.core.arrival import waits_for_bytes
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
 from jellybit.core.records import PlanItem, Role
@@ -157,5 +158,7 @@ EARLY_ROLES = frozenset({Role.VIDEO, Role.EXTRA})
 
 
 def planned_sources(items: Sequence[PlanItem]) -> set[str]:
-    """The sources a plan lays out early: placed videos and extras (never ignored files or samples)."""
-    return {i.source for i in items if i.target and i.library and i.role in EARLY_ROLES}
+    """The sources a plan lays out early: placed videos and extras (never ignored files, samples or
+    tracks; `waits_for_bytes` would also hold back a subtitle whose text must tell its language)."""
+    return {i.source for i in items
+            if i.target and i.library and i.role in EARLY_ROLES and not waits_for_bytes(i)}

@@ -255,7 +255,7 @@ class Examiner:
                                                       "awaiting_files": False})
         log.info("the files are complete", **for_download(download.id, state=download.state.value))
         if download.state is State.APPLYING:
-            await self.pipeline.resume_apply(download.id)
+            await self.pipeline.resume_apply(download.id, torrent.hash)
         elif download.state is State.RECOGNIZING:
             self.pipeline.start_recognition(download.id, torrent.hash)
 

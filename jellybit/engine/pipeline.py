@@ -32,7 +32,6 @@ from jellybit.core.ports import (
     RecognitionRequest,
     Recognizer,
     TorrentClient,
-    TorrentFile,
 )
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
@@ -49,7 +48,6 @@ log = logging.getLogger(__name__)
 RECOGNIZE = "recognize"
 APPLY = "apply"
 APPLY_MODES = frozenset({"plain", "human", "relink"})
-INCOMPLETE_SUFFIX = ".!qB"     # qBittorrent's optional suffix on a file it has not completed
 
 
 def merge_reasons(*groups: tuple[Reason, ...]) -> tuple[Reason, ...]:
@@ -90,17 +88,20 @@ class Pipeline:
         return self.serial.spawn(download_id, RECOGNIZE,
                                  lambda: self._recognition_stage(download_id, torrent_hash))
 
-    def start_apply(self, download_id: str, *, mode: str = "plain") -> bool:
+    def start_apply(self, download_id: str, *, mode: str = "plain", torrent_hash: str | None = None) -> bool:
         """Lay out a download in `applying`.
 
         `mode`: "human" (after **apply**: recognize again without the LLM first), "relink"
-        (after **relink**: the layouter forgets vanished targets first) or "plain".
+        (after **relink**: the layouter forgets vanished targets first) or "plain". `torrent_hash`
+        (qBittorrent's id of its torrent, when known) lets a decision taken while the files
+        downloaded be checked against the files qBittorrent lists as complete and wanted.
         """
         if mode not in APPLY_MODES:
             raise ValueError(f"unknown apply mode {mode!r}")
-        return self.serial.spawn(download_id, APPLY, lambda: self._apply_stage(download_id, mode))
+        return self.serial.spawn(download_id, APPLY,
+                                 lambda: self._apply_stage(download_id, mode, torrent_hash))
 
-    async def resume_apply(self, download_id: str) -> bool:
+    async def resume_apply(self, download_id: str, torrent_hash: str | None = None) -> bool:
         """Start the apply stage of a download in `applying` in the mode its last transition says."""
         history = await self.store.transitions(download_id)
         last = history[-1] if history else None
@@ -110,7 +111,7 @@ class Pipeline:
                 mode = "human"
             elif last.from_state is State.TARGET_MISSING:
                 mode = "relink"
-        return self.start_apply(download_id, mode=mode)
+        return self.start_apply(download_id, mode=mode, torrent_hash=torrent_hash)
 
     # ------------------------------------------------------------ recognizing
 
@@ -131,8 +132,8 @@ class Pipeline:
             # Files left at priority 0 never complete and are not on disk: not part of the plan.
             early = request.download.awaiting_files
             wanted = [f for f in files if f.progress >= 1 or (early and f.priority > 0)]
-            sources = tuple(SourceFile(_plain_name(f), f.size) for f in wanted)
-            pending = frozenset(_plain_name(f) for f in wanted if f.progress < 1)
+            sources = tuple(SourceFile(f.name, f.size) for f in wanted)
+            pending = frozenset(f.name for f in wanted if f.progress < 1)
             draft = await self._recognize(replace(request, files=sources, pending=pending))
         async with self.serial.serialized(download_id):
             current = await self.store.find_download(download_id)
@@ -227,7 +228,7 @@ class Pipeline:
 
     # ------------------------------------------------------------ applying
 
-    async def _apply_stage(self, download_id: str, mode: str) -> None:
+    async def _apply_stage(self, download_id: str, mode: str, torrent_hash: str | None = None) -> None:
         baseline: Recognition | None = None
         async with self.serial.serialized(download_id):
             download = await self.store.find_download(download_id)
@@ -257,6 +258,16 @@ class Pipeline:
             pending = frozenset(f.path for f in files) if download.awaiting_files else frozenset()
             request = replace(request, files=files, chosen=chosen, use_llm=False, pending=pending)
         async with self.serial.external(download_id):
+            if baseline is not None and torrent_hash is not None:
+                try:
+                    listed = await self.client.files(torrent_hash)
+                except AdapterError as exc:
+                    log.warning("cannot list the torrent's files yet: %s", exc.message,
+                                **for_download(download_id))
+                    return  # the next poll starts the stage again
+                # A file deselected since the decision is no longer part of the download.
+                complete = {f.name for f in listed if f.priority > 0 and f.progress >= 1}
+                request = replace(request, files=tuple(f for f in request.files if f.path in complete))
             draft = await self._recognize(request)
         async with self.serial.serialized(download_id):
             current = await self.store.find_download(download_id)
@@ -363,13 +374,6 @@ class Pipeline:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",
                                  actor=Actor.WORKER, expected=State.APPLYING,
                                  fields={"error_code": "layout_io", "error_msg": message[:2000]})
-
-
-def _plain_name(file: TorrentFile) -> str:
-    """A file's name without the suffix qBittorrent may give it until it completes."""
-    if file.progress < 1 and file.name.endswith(INCOMPLETE_SUFFIX):
-        return file.name[: -len(INCOMPLETE_SUFFIX)]
-    return file.name
 
 
 def _last_into(history: list[Transition] | tuple[Transition, ...], state: State) -> Transition | None:

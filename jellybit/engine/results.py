@@ -80,7 +80,7 @@ class Summary:
 
     states: dict[str, int]
     active: int
-    downloading: int
+    downloading: int                       # still downloading, in any state (recognized early too)
     in_review: int
     failed: int
     review_queue: int                      # in review and not deferred right now

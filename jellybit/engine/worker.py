@@ -386,7 +386,8 @@ class Worker:
             if download.id in self._waiting:
                 return
             self._waiting.add(download.id)
-        await self.pipeline.resume_apply(download.id)
+        torrent = self.index.find(download.hashes(), download.qbt_tag) if self.index is not None else None
+        await self.pipeline.resume_apply(download.id, torrent.hash if torrent is not None else None)
 
     # ------------------------------------------------------------ adoption and reconciliation
 

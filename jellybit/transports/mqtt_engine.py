@@ -173,6 +173,7 @@ class EngineState:
         self._probed: dict[str, tuple[float, SystemStatus]] = {}
         self._retained: dict[str, str | None] = {}   # download id -> settled_at (None = active)
         self._reviews: set[str] = set()
+        self._review_percent: dict[str, int] = {}    # review asked while downloading -> % last published
 
     # ------------------------------------------------------------ messages
 
@@ -234,7 +235,7 @@ class EngineState:
         view = await self.commands.view(download.id)
         return self._view_messages(view or DownloadView(download, None))
 
-    def _view_messages(self, view: DownloadView) -> list[Message]:
+    def _view_messages(self, view: DownloadView, progress: bool = False) -> list[Message]:
         download, recognition = view.download, view.recognition
         messages: list[Message] = []
         if self._expired(download):
@@ -245,11 +246,17 @@ class EngineState:
             messages.append(Message(self.topics.download(download.id),
                                     encode(download_row(download, recognition))))
         if download.state is State.REVIEW:
+            # A review asked while the files download: its whole plan again only when the percentage moves.
+            percent = round(download.progress * 100)
+            if progress and self._review_percent.get(download.id) == percent:
+                return messages
+            self._review_percent[download.id] = percent
             self._reviews.add(download.id)
             messages.append(Message(self.topics.review(download.id), encode(review_payload(
                 download, recognition, list(view.hints), view.review_requested_at))))
         elif download.id in self._reviews:
             self._reviews.discard(download.id)
+            self._review_percent.pop(download.id, None)
             messages.append(Message(self.topics.review(download.id), None))
         return messages
 
@@ -257,6 +264,7 @@ class EngineState:
         """Everything retained: info, summary, live downloads and their reviews."""
         messages = [await self.info(), await self.summary()]
         self._reviews.clear()
+        self._review_percent.clear()
         for states in (ACTIVE_STATES, SETTLED_STATES):
             after = None
             while True:
@@ -283,7 +291,7 @@ class EngineState:
         view = await self.commands.view(event.download_id)
         if view is None:
             return messages
-        messages.extend(self._view_messages(view))
+        messages.extend(self._view_messages(view, progress=event.event_type is EventKind.PROGRESS))
         if event.event_type is not EventKind.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:

@@ -72,10 +72,10 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "target_folder": recognition.plan.folder if recognition else None,
         "warnings": list(warnings or ()), "infohashes": sorted(download.hashes()),
         "defer_until": download.defer_until, "created_at": download.created_at,
-        "awaiting_files": download.awaiting_files,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
         "jellyfin": jellyfin_row(download.jellyfin_status, download.jellyfin_item_id, download.jellyfin_url,
                                  download.jellyfin_note, download.jellyfin_checked_at),
+        "awaiting_files": download.awaiting_files,
     }
 
 

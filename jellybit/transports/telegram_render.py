@@ -161,6 +161,9 @@ def review_card(download: Download, recognition: Recognition | None, *, panel: s
     if recognition is not None and recognition.title:
         head.append(f"<i>{esc(download.display_name)}</i>")
     body: list[str] = []
+    if download.awaiting_files:
+        body.append(f"Still downloading, {round(download.progress * 100)}%: a decision is applied when the "
+                    "files arrive.")
     if download.context:
         body.append(f"Context: {esc(download.context, 300)}")
     if recognition is not None:

@@ -25,7 +25,7 @@ from jellybit.adapters.store.recognitions import _candidate, _reasons, _recognit
 from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download, Infohash, Transition
 from jellybit.core.records import MediaType, Plan, Recognition, Recommendation
-from jellybit.core.states import State
+from jellybit.core.states import EARLY_STATES, State
 from jellybit.core.store_records import (
     DownloadRecord,
     DownloadView,
@@ -241,8 +241,11 @@ def read_summary(conn: sqlite3.Connection, now: str, waiting: int) -> SummaryRec
     if waiting > 0:
         oldest_sql = _page_sql(undeferred, "ORDER BY updated_at, id DESC LIMIT ?", "d.updated_at, d.id DESC")
         oldest = conn.execute(oldest_sql, (State.REVIEW.value, now, waiting)).fetchall()
+    early_states = [s.value for s in EARLY_STATES]
+    early = conn.execute("SELECT COUNT(*) FROM download WHERE awaiting_files = 1 AND state IN (?, ?, ?)",
+                         early_states).fetchone()
     return SummaryRecord(counts, queue[0], _split(conn, last) if last is not None else None,
-                         tuple(_split(conn, row) for row in oldest))
+                         tuple(_split(conn, row) for row in oldest), early[0])
 
 
 def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after: str,
