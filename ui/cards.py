@@ -31,6 +31,11 @@ def progress_line(d: DownloadPayload) -> None:
     if d.state == "downloading" and fmt.swarm(d.seeds, d.peers):
         parts.append(fmt.swarm(d.seeds, d.peers))
     ui.label(" · ".join(parts)).classes("text-xs text-muted").props("data-testid=progress")
+    if d.awaiting_files and d.files_in_library:
+        with ui.row().classes("items-center gap-1 no-wrap").props("data-testid=in-library"):
+            ui.icon("video_library", size="xs", color="positive").props("aria-hidden=true")
+            ui.label(f"{fmt.count(d.files_in_library, 'file')} in the library already, the rest still "
+                     "downloading").classes("text-xs text-positive").style(WRAP)
     if words:
         with ui.row().classes("items-center gap-1 no-wrap").props(
                 f"data-torrent-state={d.torrent_state} {'role=alert' if trouble else ''}"):

@@ -22,12 +22,14 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from jellybit.core.arrival import waits_for_bytes
+from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
 from jellybit.core.records import PlanItem, Role
 from jellybit.core.states import State
 from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_files import complete_sources, early_layout_problems, torrent_problem
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.serial import Serializer
 from jellybit.errors import AdapterError, JellybitError
 from jellybit.logs import for_download
@@ -47,8 +49,10 @@ class EarlyLayout:
     """Lays out complete files of decided downloads; knows when qBittorrent makes that unsafe."""
 
     def __init__(self, store: StorePort, serial: Serializer, client: TorrentClient, layouter: Layouter, *,
-                 enabled: bool = True, on_change: Callable[[], None] = lambda: None) -> None:
+                 bus: EventBus | None = None, enabled: bool = True,
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.store = store
+        self.bus = bus
         self.serial = serial
         self.client = client
         self.layouter = layouter
@@ -142,9 +146,20 @@ class EarlyLayout:
                          **for_download(download_id))
                 return
             self._laid[download_id] = self._laid.get(download_id, frozenset()) | ready
+            await self._count(download)
             log.info("laid out while downloading", **for_download(
                 download_id, files=len(ready), linked=result.linked, copied=result.copied,
                 existing=result.existing))
+
+    async def _count(self, download: Download) -> None:
+        """Write and publish how many of the download's files are in the library now (for the views)."""
+        count = len(await self.store.links_for_download(download.id, LIVE_STATUSES))
+        if count == download.files_in_library:
+            return
+        updated = await self.store.update_download(download.id, files_in_library=count)
+        if self.bus is not None:
+            self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=updated.display_name,
+                                   to_state=updated.state, data={"files_in_library": count}))
 
     def laid(self) -> Mapping[str, frozenset[str]]:
         """Sources laid out early in this run, per download (for tests and the bench)."""

@@ -97,6 +97,7 @@ async def test_each_file_is_in_the_library_while_the_rest_downloads(
     download_id = await _start(engine, pair, torrent, paths.downloads, skip=(3,))      # E04 deselected
 
     laid_while_downloading: set[str] = set()
+    counts: set[int] = set()
 
     async def step() -> bool:
         await engine.worker.poll_once()
@@ -104,11 +105,13 @@ async def test_each_file_is_in_the_library_while_the_rest_downloads(
         download = await store.get_download(download_id)
         if info["progress"] < 1 and download.state is not State.DONE:
             laid_while_downloading.update(_library_inodes(paths).values())
+            counts.add(download.files_in_library)
         return download.state is State.DONE
 
     await eventually(step, within=90, interval=0.05)
     # Files reached the library before the pack was complete, and the deselected one never did.
     assert laid_while_downloading
+    assert max(counts) >= 1             # the views were told how many are in the library already
     final = _library_inodes(paths)
     assert len(final) == 3
     assert not any("E04" in name or "Episode 4" in name or "E04" in name for name in final.values())
