@@ -43,7 +43,8 @@ def stack(mosquitto: Broker, qbittorrent_pair: QbittorrentPair) -> Iterator[Stac
             running(FakeTvmaze(catalogue)) as tvmaze:
         tvdb.image_host = tvmaze.image_host = posters.base_url
         stack = Stack(root, broker_url=mosquitto.url, base_topic=f"jbue-{secrets.token_hex(4)}",
-                      qbittorrent=leecher, data_dir=data, tmdb=tmdb, tvdb=tvdb, tvmaze=tvmaze, posters=posters)
+                      qbittorrent=leecher, data_dir=data, tmdb=tmdb, tvdb=tvdb, tvmaze=tvmaze,
+                      posters=posters)
         try:
             stack.start()
             yield stack
@@ -92,7 +93,7 @@ def test_the_downloads_page_shows_episodes_in_the_library_while_the_rest_downloa
     info = pair.torrent(torrent)
     assert info is not None
     assert info["progress"] < 1
-    laid = [p for p in stack.series.rglob("*.mkv")]
+    laid = list(stack.series.rglob("*.mkv"))
     assert 1 <= len(laid) < EPISODES
     expect(card.get_by_test_id("progress")).to_be_visible()
     shoot(page, "downloads-early-layout-desktop")
