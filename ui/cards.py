@@ -24,14 +24,20 @@ def progress_line(d: DownloadPayload) -> None:
                        color="negative" if trouble else "primary").props(
         f"rounded aria-label='download progress' aria-valuenow={round(d.progress * 100)}")
     parts = [fmt.percent(d.progress)]
-    if d.state == "downloading":
+    moving = d.state == "downloading" or d.awaiting_files     # decided or asked while it downloads too
+    if moving:
         parts.append(fmt.speed(d.dl_speed))
         parts.append(f"{fmt.duration(d.eta)} left")
     if d.size:
         parts.append(fmt.size(d.size))
-    if d.state == "downloading" and fmt.swarm(d.seeds, d.peers):
+    if moving and fmt.swarm(d.seeds, d.peers):
         parts.append(fmt.swarm(d.seeds, d.peers))
     ui.label(" · ".join(parts)).classes("text-xs text-muted").props("data-testid=progress")
+    if d.awaiting_files and d.files_in_library:
+        with ui.row().classes("items-center gap-1 no-wrap").props("data-testid=in-library"):
+            ui.icon("video_library", size="xs", color="positive").props("aria-hidden=true")
+            ui.label(f"{fmt.count(d.files_in_library, 'file')} in the library already, the rest still "
+                     "downloading").classes("text-xs text-positive").style(WRAP)
     if words:
         with ui.row().classes("items-center gap-1 no-wrap").props(
                 f"data-torrent-state={d.torrent_state} {'role=alert' if trouble else ''}"):

@@ -91,6 +91,7 @@ class DownloadRow(TypedDict):
     jellyfin_note: str | None
     jellyfin_checked_at: str | None
     awaiting_files: int             # 1 = recognized while its files still download
+    files_in_library: int           # laid out while the rest downloads
     infohashes: list[str]           # the hash values, sorted
     media_type: str | None          # a `MediaType` value
     title: str | None

@@ -5,6 +5,8 @@ A download qualifies while it is `applying` with `awaiting_files` (decided durin
 automatically, or by a human's apply). Each poll that names its torrent as changed lists the
 torrent's files; the wanted ones whose every piece is verified (`core/torrent_files.py`) and not
 yet laid out go to `Layouter.apply_files`, under the download's lock, without changing its state.
+Only videos and extras go early: their targets come from the file list alone, while a subtitle's
+name may still change with its text (language, forced, SDH), so tracks wait for the completion.
 The state machine is untouched: when the torrent completes, the normal `applying` stage lays out
 the whole plan (the early files are found in place) and the download becomes `done`. A failure
 here (a file moving under us, a full library) only waits for the next poll or for that stage.
@@ -20,12 +22,14 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from jellybit.core.arrival import waits_for_bytes
+from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
-from jellybit.core.records import PlanItem
+from jellybit.core.records import PlanItem, Role
 from jellybit.core.states import State
 from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_files import complete_sources, early_layout_problems, torrent_problem
+from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.serial import Serializer
 from jellybit.errors import AdapterError, JellybitError
 from jellybit.logs import for_download
@@ -45,8 +49,10 @@ class EarlyLayout:
     """Lays out complete files of decided downloads; knows when qBittorrent makes that unsafe."""
 
     def __init__(self, store: StorePort, serial: Serializer, client: TorrentClient, layouter: Layouter, *,
-                 enabled: bool = True, on_change: Callable[[], None] = lambda: None) -> None:
+                 bus: EventBus | None = None, enabled: bool = True,
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.store = store
+        self.bus = bus
         self.serial = serial
         self.client = client
         self.layouter = layouter
@@ -140,16 +146,34 @@ class EarlyLayout:
                          **for_download(download_id))
                 return
             self._laid[download_id] = self._laid.get(download_id, frozenset()) | ready
+            await self._count(download)
             log.info("laid out while downloading", **for_download(
                 download_id, files=len(ready), linked=result.linked, copied=result.copied,
                 existing=result.existing))
+
+    async def _count(self, download: Download) -> None:
+        """Write and publish how many of the download's files are in the library now (for the views)."""
+        count = len(await self.store.links_for_download(download.id, LIVE_STATUSES))
+        if count == download.files_in_library:
+            return
+        updated = await self.store.update_download(download.id, files_in_library=count)
+        if self.bus is not None:
+            self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=updated.display_name,
+                                   to_state=updated.state, data={"files_in_library": count}))
 
     def laid(self) -> Mapping[str, frozenset[str]]:
         """Sources laid out early in this run, per download (for tests and the bench)."""
         return self._laid
 
 
+# Videos and extras are named from the file list alone; a subtitle's or an audio track's name may
+# still change with its bytes (its language, forced or SDH read from the text), so tracks wait for
+# the completion's apply, which checks the content first.
+EARLY_ROLES = frozenset({Role.VIDEO, Role.EXTRA})
+
+
 def planned_sources(items: Sequence[PlanItem]) -> set[str]:
-    """The sources a plan lays out early (ignored files and samples never go to the library; a subtitle
-    whose language its text must tell waits for the completed files' recognition)."""
-    return {i.source for i in items if i.target and i.library and not waits_for_bytes(i)}
+    """The sources a plan lays out early: placed videos and extras (never ignored files, samples or
+    tracks; `waits_for_bytes` would also hold back a subtitle whose text must tell its language)."""
+    return {i.source for i in items
+            if i.target and i.library and i.role in EARLY_ROLES and not waits_for_bytes(i)}

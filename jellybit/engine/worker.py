@@ -94,7 +94,7 @@ class Worker:
         self._full = True                    # the next cycle examines every polled download
         self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
-        self.early = EarlyLayout(store, self.serial, client, layouter, enabled=worker.early_layout)
+        self.early = EarlyLayout(store, self.serial, client, layouter, bus=bus, enabled=worker.early_layout)
         self._early_checked = 0.0
         self._files_moving = False           # a decided download is downloading: poll at file pace
         self._stopping = asyncio.Event()
@@ -361,8 +361,8 @@ class Worker:
     def _state_changed(self, download_id: str) -> None:
         # Even the examination's own transitions: the next cycle looks at it in its new state.
         self.examiner.forget(download_id)
-        self._waiting.discard(download_id)
         self.early.forget(download_id)
+        self._waiting.discard(download_id)
         self.active.mark(download_id)
 
     def _touched(self, download_id: str) -> None:

@@ -74,6 +74,7 @@ class DownloadPayload(Payload):
     settled_at: str | None = None
     jellyfin: JellyfinPayload | None = None     # set once a done download is looked up in Jellyfin
     awaiting_files: bool = False     # recognized (in review, or decided) while its files still download
+    files_in_library: int = 0        # of those, laid out already (each file as it completes)
 
 
 class ReasonPayload(Payload):

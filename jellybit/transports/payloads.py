@@ -76,7 +76,7 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
         "jellyfin": jellyfin_row(download.jellyfin_status, download.jellyfin_item_id, download.jellyfin_url,
                                  download.jellyfin_note, download.jellyfin_checked_at),
-        "awaiting_files": download.awaiting_files,
+        "awaiting_files": download.awaiting_files, "files_in_library": download.files_in_library,
     }
 
 
@@ -347,7 +347,7 @@ def list_row(row: DownloadRow) -> dict[str, Any]:
         "created_at": row["created_at"], "updated_at": row["updated_at"], "settled_at": row["settled_at"],
         "jellyfin": jellyfin_row(row["jellyfin_status"], row["jellyfin_item_id"], row["jellyfin_url"],
                                  row["jellyfin_note"], row["jellyfin_checked_at"]),
-        "awaiting_files": bool(row["awaiting_files"]),
+        "awaiting_files": bool(row["awaiting_files"]), "files_in_library": row["files_in_library"],
     }
 
 

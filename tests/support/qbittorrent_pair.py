@@ -73,19 +73,47 @@ class QbittorrentPair:
                 time.sleep(0.05)
         return torrent
 
+    def add_paused(self, torrent: SeededTorrent, save_path: Path, *, skip: tuple[int, ...] = ()) -> None:
+        """Add the torrent to the leecher paused (files in `skip` at priority 0), as a user would
+        before handing it over; start it with `resume`."""
+        with self.leecher.admin() as client:
+            client.post("torrents/add", data={"savepath": str(save_path), "paused": "true"},
+                        files={"torrents": ("x.torrent", torrent.torrent, "application/x-bittorrent")})
+            deadline = time.monotonic() + 30
+            while not client.get("torrents/files", params={"hash": torrent.infohash_v1}).is_success:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the leecher did not list the added torrent")
+                time.sleep(0.05)
+        if skip:
+            self.file_priority(torrent, list(skip), 0)
+
+    def resume(self, torrent: SeededTorrent) -> None:
+        """Start the torrent on the leecher."""
+        with self.leecher.admin() as client:
+            client.post("torrents/resume", data={"hashes": torrent.infohash_v1}).raise_for_status()
+
     def connect(self, torrent: SeededTorrent) -> None:
-        """Tell the leecher where the seeder is, until it has a peer (it forgets a refused address)."""
+        """Tell the leecher where the seeder is, until it has a peer (it forgets a refused address);
+        waits for the torrent to be on the leecher first."""
         with self.leecher.admin() as client:
             deadline = time.monotonic() + 30
             while True:
                 client.post("torrents/addPeers", data={"hashes": torrent.infohash_v1,
                                                        "peers": f"127.0.0.1:{self.seeder.torrent_port}"})
                 info = client.get("torrents/info", params={"hashes": torrent.infohash_v1}).json()
-                if not info or info[0]["num_seeds"] > 0 or info[0]["progress"] >= 1:
+                if info and (info[0]["num_seeds"] > 0 or info[0]["progress"] >= 1):
                     return
                 if time.monotonic() > deadline:
                     raise RuntimeError("the leecher did not connect to the seeder")
                 time.sleep(0.2)
+
+    def wait_listed(self, torrent: SeededTorrent, within: float = 30.0) -> None:
+        """Wait until the leecher lists the torrent (someone else, e.g. the worker, adds it)."""
+        deadline = time.monotonic() + within
+        while self.torrent(torrent) is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the leecher never listed the torrent")
+            time.sleep(0.05)
 
     def pace(self, torrent: SeededTorrent, *, limit: int, sequential: bool = True) -> None:
         """Limit the leecher's download speed for the torrent (bytes/s), sequential by default."""

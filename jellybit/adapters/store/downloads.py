@@ -24,6 +24,7 @@ UPDATABLE = frozenset(
         "content_path", "save_path", "total_size", "progress", "dl_speed", "eta",
         "torrent_state", "source_added_at", "completed_at", "retried_at", "defer_until",
         "source_ref", "num_seeds", "num_peers", "awaiting_files",
+        "files_in_library",
     }
 )
 
