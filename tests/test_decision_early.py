@@ -63,11 +63,14 @@ async def hold(stack: DecisionStack, case: Case, *, keep: tuple[str, ...] = ()) 
     return Held(str(response.data.id), seeded, away, moved)
 
 
-def arrive(stack: DecisionStack, held: Held) -> None:
-    """The bytes arrive: the files go back and qBittorrent checks the torrent again."""
-    for relative in held.files:
+def arrive(stack: DecisionStack, held: Held, only: tuple[str, ...] = ()) -> None:
+    """The bytes arrive (`only` these files, else the rest): back in place, and qBittorrent checks again."""
+    for relative in list(held.files):
+        if only and relative not in only:
+            continue
         (held.seeded.content / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.move(held.away / relative, held.seeded.content / relative)
+        held.files.remove(relative)
     with stack.qbittorrent.process.admin() as admin:
         admin.post("torrents/recheck", data={"hashes": held.seeded.infohash_v1}).raise_for_status()
 
@@ -226,3 +229,38 @@ async def test_a_file_deselected_after_the_decision_is_a_new_explained_review(
     assert "the completed files changed the decision" in last.reason
     assert not any(path.endswith("S01E03.mkv") for path in decisions.tree())
     assert "no longer part of the download" in changed
+
+
+async def test_a_subtitle_completing_first_is_read_while_the_film_downloads(
+        decisions: DecisionStack) -> None:
+    name = "The.Matrix.1999.1080p.BluRay.x264-GRP"
+    subtitle = f"Subs/{name}.srt"        # sorts before the film: with 16 KiB pieces, one piece of its own
+    cues = "".join(f"{n}\n00:00:{n:02d},000 --> 00:00:{n:02d},900\n{line}\n\n"
+                   for n, line in enumerate(ENGLISH, 1))
+    held = await hold(decisions, Case(name, {subtitle: cues.encode().ljust(16_384, b"\n"),
+                                             f"{name}.mkv": 90_000},
+                                      answer=movie_answer("The Matrix", 1999)))
+    await waiting_in(decisions, held.download_id, State.APPLYING)
+
+    arrive(decisions, held, only=(subtitle,))
+    with decisions.qbittorrent.process.admin() as admin:
+        def progress() -> dict[str, float]:
+            listed = admin.get("torrents/files", params={"hash": held.seeded.infohash_v1}).json()
+            return {f["name"].rsplit("/", 1)[-1]: f["progress"] for f in listed}
+        await until(lambda: asyncio.sleep(0, progress()[f"{name}.srt"] == 1), "the subtitle never completed")
+        assert progress()[f"{name}.mkv"] == 0
+
+    async def read() -> bool:
+        recognition = await decisions.app.store.current_recognition(held.download_id)
+        item = next(i for i in recognition.plan.items if i.source.endswith(".srt")) if recognition else None
+        return item is not None and item.language == "en"
+    await until(read, "the completed subtitle's text was never read")
+    waiting = await decisions.app.store.get_download(held.download_id)
+    assert (waiting.state, waiting.awaiting_files) == (State.APPLYING, True)      # no question for that
+
+    arrive(decisions, held)
+    outcome = await decisions.settle(held.download_id)
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == [f"{MATRIX}/The Matrix (1999) [tmdbid-603].en.srt",
+                                f"{MATRIX}/The Matrix (1999) [tmdbid-603].mkv"]
+    assert await reviews(decisions, held.download_id) == 0

@@ -19,12 +19,12 @@ Jellybit cannot read it; that is said once in the log and on `<base>/info` (`pro
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from jellybit.core.arrival import waits_for_bytes
 from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download
-from jellybit.core.ports import Layouter, TorrentClient, TorrentInfo
+from jellybit.core.ports import Layouter, TorrentClient, TorrentFile, TorrentInfo
 from jellybit.core.records import PlanItem, Role
 from jellybit.core.states import State
 from jellybit.core.store_port import StorePort
@@ -50,7 +50,8 @@ class EarlyLayout:
 
     def __init__(self, store: StorePort, serial: Serializer, client: TorrentClient, layouter: Layouter, *,
                  bus: EventBus | None = None, enabled: bool = True,
-                 on_change: Callable[[], None] = lambda: None) -> None:
+                 on_change: Callable[[], None] = lambda: None,
+                 read_content: Callable[[str, Sequence[TorrentFile]], Awaitable[bool]] | None = None) -> None:
         self.store = store
         self.bus = bus
         self.serial = serial
@@ -58,6 +59,7 @@ class EarlyLayout:
         self.layouter = layouter
         self.enabled = enabled
         self.on_change = on_change          # the problems changed: publish `info` again
+        self.read_content = read_content    # reads files whose content the plan waits for (pipeline)
         self.problems: tuple[str, ...] | None = None   # None: not read yet; (): safe
         self._laid: dict[str, frozenset[str]] = {}     # download id -> sources laid out (this run)
         self._refused: dict[str, str] = {}             # download id -> why its torrent is not safe
@@ -123,6 +125,9 @@ class EarlyLayout:
         ready = complete_sources(files) - self._laid.get(download_id, frozenset())
         if not ready:
             return
+        if self.read_content is not None:
+            # A subtitle whose language its text tells is read first; the plan then names it.
+            await self.read_content(download_id, files)
         async with self.serial.serialized(download_id):
             download = await self.store.find_download(download_id)
             if download is None or not decided_while_downloading(download):

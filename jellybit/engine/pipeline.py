@@ -22,6 +22,7 @@ with `content_changed`, else it is laid out without asking again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 
 from jellybit.core import arrival
@@ -32,6 +33,7 @@ from jellybit.core.ports import (
     RecognitionRequest,
     Recognizer,
     TorrentClient,
+    TorrentFile,
 )
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
@@ -80,6 +82,7 @@ class Pipeline:
         self.recognizer = recognizer
         self.layouter = layouter
         self.retries = retries or OutageRetries(60.0, 3600.0)
+        self._read: dict[str, frozenset[str]] = {}     # id -> files read while the rest downloads
 
     # ------------------------------------------------------------ starting stages
 
@@ -187,13 +190,7 @@ class Pipeline:
         With files `pending` (still downloading) a decision is stored and waits in `applying`.
         """
         preview, ok = await self._preview(download, draft)
-        found = preview.reasons
-        if pending:
-            # Not on disk yet (or not under its final name): checked once the files complete.
-            found = tuple(r for r in found if r.code != "source_missing")
-            found += (reason(arrival.PENDING_CODE, f"{len(pending)} of {len(draft.plan.items)} files are "
-                             f"still downloading ({download.progress:.0%}): their content is checked "
-                             "when they complete"),)
+        found = _pending(download, draft, preview.reasons, pending)
         reasons = merge_reasons(draft.reasons, found)
         stored = await self.store.save_recognition(
             download.id, replace(_as_draft(draft), plan=preview.plan, reasons=reasons)
@@ -249,14 +246,9 @@ class Pipeline:
             if download.awaiting_files and baseline is not None:
                 return              # the human's decision is stored; it waits for the files
             epoch = self.serial.epoch(download_id)
-            request = await self._request(download, files=())
-            previous = request.previous
-            files = tuple(SourceFile(i.source, i.size) for i in previous.plan.items) if previous else ()
-            chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
-            if previous is not None and previous.plan.films:
-                chosen = None         # a movie pack's films are pinned one by one, in the overrides
+            files = tuple(SourceFile(i.source, i.size) for i in recognition.plan.items) if recognition else ()
             pending = frozenset(f.path for f in files) if download.awaiting_files else frozenset()
-            request = replace(request, files=files, chosen=chosen, use_llm=False, pending=pending)
+            request = await self._again(download, files, pending)
         async with self.serial.external(download_id):
             if baseline is not None and torrent_hash is not None:
                 try:
@@ -280,6 +272,46 @@ class Pipeline:
             else:
                 await self._decide(current, draft, human=True, pending=pending)
 
+    async def _again(self, download: Download, files: tuple[SourceFile, ...],
+                     pending: frozenset[str]) -> RecognitionRequest:
+        """Recognize again as decided: no LLM (its previous answer stands in), the chosen candidate."""
+        request = await self._request(download, files=())
+        previous = request.previous
+        chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
+        if previous is not None and previous.plan.films:
+            chosen = None         # a movie pack's films are pinned one by one, in the overrides
+        return replace(request, files=files, chosen=chosen, use_llm=False, pending=pending)
+
+    async def check_completed(self, download_id: str, files: Sequence[TorrentFile]) -> bool:
+        """A decided download whose rest still downloads: read the files that completed and whose content
+        the plan waits for (a subtitle's language); the plan takes what they say, or, when that changes
+        the decision, a human is asked again. True when it looked (`files`: qBittorrent's list now)."""
+        wanted = {f.name for f in files if f.priority > 0}
+        complete = {f.name for f in files if f.priority > 0 and f.progress >= 1}
+        async with self.serial.serialized(download_id):
+            download = await self.store.find_download(download_id)
+            if download is None or download.state is not State.APPLYING or not download.awaiting_files:
+                return False
+            recognition = await self.store.current_recognition(download_id)
+            baseline = await self._decided_early(download_id, recognition) if recognition else None
+            ready = {i.source for i in baseline.plan.items if arrival.waits_for_bytes(i)} & complete \
+                if baseline is not None else set()
+            if baseline is None or not ready - self._read.get(download_id, frozenset()):
+                return False
+            self._read[download_id] = frozenset(ready)
+            epoch = self.serial.epoch(download_id)
+            sources = tuple(SourceFile(i.source, i.size) for i in baseline.plan.items if i.source in wanted)
+            request = await self._again(download, sources, frozenset(f.path for f in sources) - complete)
+        async with self.serial.external(download_id):
+            draft = await self._recognize(request)
+        async with self.serial.serialized(download_id):
+            current = await self.store.find_download(download_id)
+            if (current is None or current.state is not State.APPLYING or not current.awaiting_files
+                    or self.serial.epoch(download_id) != epoch):
+                return False
+            await self._arrived(current, draft, baseline, pending=request.pending)
+        return True
+
     async def _decided_early(self, download_id: str, recognition: Recognition) -> Recognition | None:
         """The decision taken while the files downloaded, to check the completed files against.
 
@@ -293,10 +325,14 @@ class Pipeline:
         human = entered is not None and entered.from_state is State.REVIEW
         return None if human and recognition.created_at <= entered.created_at else recognition
 
-    async def _arrived(self, download: Download, draft: RecognitionDraft, baseline: Recognition) -> None:
-        """The files are complete: lay out the decision, or ask again when their content changed it."""
+    async def _arrived(self, download: Download, draft: RecognitionDraft, baseline: Recognition,
+                       pending: frozenset[str] = frozenset()) -> None:
+        """The files are complete: lay out the decision, or ask again when their content changed it.
+
+        With files still `pending` only the completed ones were read: the plan is stored, not laid out.
+        """
         preview, ok = await self._preview(download, draft)
-        reasons = merge_reasons(draft.reasons, preview.reasons)
+        reasons = merge_reasons(draft.reasons, _pending(download, draft, preview.reasons, pending))
         checked = replace(_as_draft(draft), plan=preview.plan, reasons=reasons)
         changes = arrival.decision_changes(baseline, checked)
         if not ok and not changes:
@@ -307,12 +343,17 @@ class Pipeline:
             checked = replace(checked, reasons=merge_reasons((found,), reasons))
         stored = await self.store.save_recognition(download.id, checked)
         if changes:
+            self._read.pop(download.id, None)
             log.info("the completed files changed the decision: %s", "; ".join(changes),
                      **for_download(download.id))
             await self.serial.change(download.id, State.REVIEW, actor=Actor.WORKER, expected=State.APPLYING,
                                      reason=f"needs review: the completed files changed the decision: "
                                             f"{arrival.in_words(changes)}"[:500])
             return
+        if pending:
+            log.info("read the files that completed; the decision stands", **for_download(download.id))
+            return
+        self._read.pop(download.id, None)
         await self._lay_out(download, stored)
 
     async def _lay_out(self, download: Download, recognition: Recognition, *, relink: bool = False) -> None:
@@ -374,6 +415,16 @@ class Pipeline:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",
                                  actor=Actor.WORKER, expected=State.APPLYING,
                                  fields={"error_code": "layout_io", "error_msg": message[:2000]})
+
+
+def _pending(download: Download, draft: RecognitionDraft, found: tuple[Reason, ...],
+             pending: frozenset[str]) -> tuple[Reason, ...]:
+    """The preview's reasons while files still download: a source not on disk yet is none, a note says so."""
+    if not pending:
+        return found
+    return (*(r for r in found if r.code != "source_missing"), reason(
+        arrival.PENDING_CODE, f"{len(pending)} of {len(draft.plan.items)} files are still downloading "
+        f"({download.progress:.0%}): their content is checked when they complete"))
 
 
 def _last_into(history: list[Transition] | tuple[Transition, ...], state: State) -> Transition | None:

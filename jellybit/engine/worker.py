@@ -94,7 +94,8 @@ class Worker:
         self._full = True                    # the next cycle examines every polled download
         self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
-        self.early = EarlyLayout(store, self.serial, client, layouter, bus=bus, enabled=worker.early_layout)
+        self.early = EarlyLayout(store, self.serial, client, layouter, bus=bus, enabled=worker.early_layout,
+                                 read_content=self.pipeline.check_completed)
         self._early_checked = 0.0
         self._files_moving = False           # a decided download is downloading: poll at file pace
         self._stopping = asyncio.Event()
