@@ -19,8 +19,9 @@ from jellybit.config import (
     TelegramConfig,
     TvmazeConfig,
 )
-from jellybit.transports.base import LoopTransport, Supervise, Transport
+from jellybit.transports.base import Supervise, Transport
 from jellybit.transports.mqtt import MqttBridge
+from jellybit.transports.telegram.transport import TelegramTransport
 from tests.support.services import free_port
 
 
@@ -47,7 +48,7 @@ def test_build_app_decides_which_transports_run(tmp_path: Path) -> None:
     app = build_app(_config(tmp_path, telegram=telegram))
     assert [t.name for t in app.transports] == ["mqtt", "telegram"]
     assert all(isinstance(t, Transport) for t in app.transports)
-    assert isinstance(app.transport("telegram"), LoopTransport)
+    assert isinstance(app.transport("telegram"), TelegramTransport)     # itself, not wrapped
 
     assert build_app(_config(tmp_path), mqtt=False).transports == ()
 
@@ -96,13 +97,18 @@ async def test_start_supervises_a_transports_loops_and_stop_says_goodbye_first(t
     assert task is None or task.done()
 
 
-async def test_a_loop_transport_supervises_its_one_loop_under_its_name() -> None:
-    """The Telegram wrapper hands exactly its loop to the supervisor, named as the transport."""
-    transport = LoopTransport("x", Recorder().loop)
+async def test_the_telegram_transport_supervises_its_one_loop_under_its_name(tmp_path: Path) -> None:
+    """Telegram is a Transport by itself: `start` hands exactly its `run` to the supervisor, named
+    `telegram`; its `stop` has nothing to say (cancelling `run` closes the bot)."""
+    telegram = TelegramConfig(enabled=True, token="123456:test-token", allowed_user_ids=[1],
+                              base_url=f"http://127.0.0.1:{free_port()}")
+    transport = build_app(_config(tmp_path, telegram=telegram), mqtt=False).transport("telegram")
+    assert isinstance(transport, TelegramTransport)
     handed: list[tuple[str, object]] = []
     transport.start(lambda name, loop: handed.append((name, loop)))
-    assert handed == [("x", transport.run)]
+    assert handed == [("telegram", transport.run)]
     await transport.stop()
+    await transport.close()
 
 
 def _transport_imports(path: Path) -> set[str]:

@@ -34,7 +34,12 @@ def _status(state: str, detail: str | None, hint: str | None = None, *, enabled:
 def qbittorrent_status(config: Config, reachable: bool | None, error: str | None,
                        version: str | None = None) -> SystemStatus:
     """qBittorrent as the last poll saw it."""
-    url = config.qbittorrent.url
+    return qbittorrent_health(config.qbittorrent.url, reachable, error, version)
+
+
+def qbittorrent_health(url: str, reachable: bool | None, error: str | None,
+                       version: str | None = None) -> SystemStatus:
+    """qBittorrent at `url` as the last poll saw it (for a face that holds only its URL: Telegram)."""
     if reachable is None:
         return _status(STARTING, "not polled yet", version=version)
     if reachable:
