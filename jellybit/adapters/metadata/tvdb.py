@@ -179,7 +179,8 @@ class TvdbProvider:
     async def _login(self, stale: str | None) -> str:
         async with self._login_lock:
             if self._token is None or self._token == stale:
-                answer = await self._api.post_json("/login", self._login_body, model=_Envelope[_Token])
+                answer = await self._api.post_json("/login", self._login_body, model=_Envelope[_Token],
+                                                   login=True)
                 if answer.data is None or not answer.data.token:
                     raise AdapterError(self.name, "login answered without a token")
                 self._token = answer.data.token
