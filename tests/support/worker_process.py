@@ -7,11 +7,13 @@ without pytest's variables, exactly as a user would start it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,6 +189,31 @@ def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
     process.start()
     yield process
     process.close()
+
+
+@contextlib.contextmanager
+def tmdb_worker(log_dir: Path, broker_url: str, qbittorrent: Any,
+                tmdb: Any) -> Iterator[tuple[WorkerProcess, Path]]:
+    """A worker over a real qBittorrent (its data dir the root, downloads saved under it) and the
+    TMDB fake, yielded with that root once the CLI reaches it over the bus; stopped after."""
+    root = qbittorrent.data_dir
+    config = worker_config(
+        root, mqtt_url=broker_url, qbittorrent_url=qbittorrent.url,
+        qbittorrent_lines=f'username = "{qbittorrent.username}"\npassword = "{qbittorrent.password}"\n'
+                          f'save_path = "{root / "downloads"}"',
+        extra=f'\n[metadata.tmdb]\nenabled = true\napi_key = "{tmdb.API_KEY}"\n'
+              f'base_url = "{tmdb.base_url}"\nimage_base_url = "http://127.0.0.1:9/p"\n')
+    process = WorkerProcess(config, log_dir / "worker.log")
+    process.start()
+    try:
+        deadline = time.monotonic() + 60
+        while run_cli(config, "list", "--timeout", "2").returncode != 0:      # online
+            if time.monotonic() > deadline:
+                pytest.fail(f"the worker never answered `list`:\n{process.output()[-2000:]}")
+            time.sleep(0.2)
+        yield process, root
+    finally:
+        process.close()
 
 
 async def requests_at_once(port: int, topics: Any, command: str, payloads: list[bytes],
