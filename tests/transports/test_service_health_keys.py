@@ -13,19 +13,10 @@ import pytest
 
 from jellybit.app import build_app
 from jellybit.cli.health import Check, service_checks
-from jellybit.config import (
-    Config,
-    JellyfinConfig,
-    LlmConfig,
-    MetadataConfig,
-    MqttConfig,
-    PathsConfig,
-    QbittorrentConfig,
-    StorageConfig,
-    TvmazeConfig,
-)
+from jellybit.config import JellyfinConfig, LlmConfig, MetadataConfig, TvmazeConfig
 from jellybit.protocol import InfoPayload
 from jellybit.transports.mqtt import MqttBridge
+from tests.support.app_config import loopback_config
 from tests.support.fake_jellyfin import FakeJellyfin
 from tests.support.fake_metadata import FakeTvdb
 from tests.support.fake_openai import FakeOpenAI
@@ -35,20 +26,10 @@ LLM_KEY = "sk-proj-right-key-0123456789abcdef"
 WRONG = "wrong-key-0123456789abcdef"
 
 
-def config(root: Path, **sections: Any) -> Config:
-    """A worker config over loopback only: qBittorrent and the broker on closed ports."""
-    return Config(
-        storage=StorageConfig(database=root / "jellybit.db"),
-        qbittorrent=QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", timeout=1.0),
-        paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
-        mqtt=MqttConfig(url=f"mqtt://127.0.0.1:{free_port()}"),
-        **{"metadata": MetadataConfig(tvmaze=TvmazeConfig(enabled=False)), **sections},
-    )
-
-
-async def health(config: Config) -> dict[str, Check]:
-    """The worker's `info` as it would publish it, said as `jellybit healthcheck` says it."""
-    app = build_app(config)
+async def health(root: Path, **sections: Any) -> dict[str, Check]:
+    """The `info` of a worker with these sections, as it would publish it, said as `jellybit
+    healthcheck` says it."""
+    app = build_app(loopback_config(root, **sections))
     bridge = app.transport("mqtt")
     assert isinstance(bridge, MqttBridge)
     try:
@@ -69,10 +50,10 @@ def closed() -> str:
 
 
 async def test_jellyfin_ok_refused_unreachable(tmp_path: Path, fake_jellyfin: FakeJellyfin) -> None:
-    ok = (await health(config(tmp_path, jellyfin=fake_jellyfin.config(confirm=False))))["jellyfin"]
+    ok = (await health(tmp_path, jellyfin=fake_jellyfin.config(confirm=False)))["jellyfin"]
     assert (ok.ok, ok.state) == (True, "ok")
 
-    refused = (await health(config(tmp_path, jellyfin=fake_jellyfin.config(api_key=WRONG, confirm=False))))[
+    refused = (await health(tmp_path, jellyfin=fake_jellyfin.config(api_key=WRONG, confirm=False)))[
         "jellyfin"]
     assert (refused.ok, refused.state) == (False, "refused")
     assert "HTTP 401" in refused.detail
@@ -83,7 +64,7 @@ async def test_jellyfin_ok_refused_unreachable(tmp_path: Path, fake_jellyfin: Fa
     assert asked, "the key was sent to /System/Info"
 
     down = JellyfinConfig(enabled=True, url=closed(), api_key=WRONG, confirm=False)
-    unreachable = (await health(config(tmp_path, jellyfin=down)))["jellyfin"]
+    unreachable = (await health(tmp_path, jellyfin=down))["jellyfin"]
     assert (unreachable.ok, unreachable.state) == (False, "unreachable")
     assert "start Jellyfin or fix jellyfin.url" in str(unreachable.hint)
     for check in (ok, refused, unreachable):
@@ -97,16 +78,16 @@ async def test_llm_ok_refused_unreachable(tmp_path: Path, fake_openai: FakeOpenA
     def llm(url: str, key: str) -> LlmConfig:
         return LlmConfig(enabled=True, base_url=url, api_key=key, model="test-model")
 
-    ok = (await health(config(tmp_path, llm=llm(fake_openai.base_url, LLM_KEY))))["llm"]
+    ok = (await health(tmp_path, llm=llm(fake_openai.base_url, LLM_KEY)))["llm"]
     assert (ok.ok, ok.state) == (True, "ok")
     assert "model test-model available" in ok.detail
 
-    refused = (await health(config(tmp_path, llm=llm(fake_openai.base_url, WRONG))))["llm"]
+    refused = (await health(tmp_path, llm=llm(fake_openai.base_url, WRONG)))["llm"]
     assert (refused.ok, refused.state) == (False, "refused")
     assert "refused the API key (HTTP 401)" in refused.detail
     assert "JELLYBIT_LLM_API_KEY" in str(refused.hint)
 
-    unreachable = (await health(config(tmp_path, llm=llm(f"{closed()}/v1", LLM_KEY))))["llm"]
+    unreachable = (await health(tmp_path, llm=llm(f"{closed()}/v1", LLM_KEY)))["llm"]
     assert (unreachable.ok, unreachable.state) == (False, "unreachable")
     assert "start the LLM server at llm.base_url" in str(unreachable.hint)
     for check in (ok, refused, unreachable):
@@ -119,10 +100,10 @@ def tvdb_metadata(fake: FakeTvdb, **overrides: Any) -> MetadataConfig:
 
 
 async def test_tvdb_ok_refused_unreachable(tmp_path: Path, fake_tvdb: FakeTvdb) -> None:
-    ok = (await health(config(tmp_path, metadata=tvdb_metadata(fake_tvdb))))["metadata.tvdb"]
+    ok = (await health(tmp_path, metadata=tvdb_metadata(fake_tvdb)))["metadata.tvdb"]
     assert (ok.ok, ok.state) == (True, "ok")
 
-    refused = (await health(config(tmp_path, metadata=tvdb_metadata(fake_tvdb, api_key=WRONG))))[
+    refused = (await health(tmp_path, metadata=tvdb_metadata(fake_tvdb, api_key=WRONG)))[
         "metadata.tvdb"]
     assert (refused.ok, refused.state) == (False, "refused")
     assert "HTTP 401" in refused.detail
@@ -130,7 +111,7 @@ async def test_tvdb_ok_refused_unreachable(tmp_path: Path, fake_tvdb: FakeTvdb) 
     assert "JELLYBIT_METADATA_TVDB_API_KEY" in str(refused.hint)
 
     down = tvdb_metadata(fake_tvdb, base_url=f"{closed()}/v4")
-    unreachable = (await health(config(tmp_path, metadata=down)))[
+    unreachable = (await health(tmp_path, metadata=down))[
         "metadata.tvdb"]
     assert (unreachable.ok, unreachable.state) == (False, "unreachable")
     assert "check this machine's network" in str(unreachable.hint)
@@ -144,7 +125,7 @@ async def test_a_tvdb_subscriber_key_without_its_right_pin_is_refused(tmp_path: 
     """TVDB answers a subscriber key sent without its PIN with 400 "pin required": a credential to
     fix, not a network to check."""
     fake_tvdb.require_pin = True
-    check = (await health(config(tmp_path, metadata=tvdb_metadata(fake_tvdb, pin=pin))))["metadata.tvdb"]
+    check = (await health(tmp_path, metadata=tvdb_metadata(fake_tvdb, pin=pin)))["metadata.tvdb"]
     assert (check.ok, check.state) == (False, "refused")
     assert "pin" in str(check.hint)
     if pin is None:
