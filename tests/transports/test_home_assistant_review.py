@@ -135,6 +135,15 @@ async def reviewing(make_engine: EngineFactory, mosquitto: Broker, home_assistan
         await app.remove(mosquitto)
 
 
+async def in_review(app: Jellybit, client: JellybitClient, folder: Path, name: str,
+                    files: dict[str, int]) -> str:
+    """Send a seeded .torrent over the bus (a client's `add`); its id once it waits in review."""
+    seeded = seeded_torrent(folder, name, files)
+    added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
+    await app.engine.settle(added.data.id, State.REVIEW)
+    return added.data.id
+
+
 async def press(ha: HomeAssistant, action: str) -> None:
     """What the companion app does when a notification button is pressed."""
     async with ha.client() as rest:
@@ -149,11 +158,8 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
     ha = app.ha
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-review") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.1080p",
-                                {"Some.Movie.2001.mkv": 50_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Some.Movie.2001.1080p",
+                                   {"Some.Movie.2001.mkv": 50_000})
 
         asked = await inbox.next("Jellybit: Test Movie")
         assert "No confirmed metadata match" in asked["message"]
@@ -202,10 +208,8 @@ async def test_reject_from_the_notification_and_a_poster_on_it(
     app, _ids = reviewing
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-reject") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Other.Film.1999", {"Other.Film.1999.mkv": 40_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Other.Film.1999",
+                                   {"Other.Film.1999.mkv": 40_000})
         await inbox.next("Jellybit: Test Movie")
         await press(app.ha, f"JELLYBIT_REJECT_{download}")
         await app.engine.settle(download, State.CANCELLED)
@@ -233,11 +237,8 @@ async def test_a_better_copy_is_decided_from_the_notification(
     app.engine.layouter.held = held           # the layout preview's better-copy question
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-upgrade") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.2160p.REMUX",
-                                {"Some.Movie.2001.2160p.REMUX.mkv": 52_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Some.Movie.2001.2160p.REMUX",
+                                   {"Some.Movie.2001.2160p.REMUX.mkv": 52_000})
         asked = await inbox.next("Jellybit: Test Movie")
         assert f"This film or episode is {held}." in asked["message"]
         assert asked["data"]["actions"] == [
