@@ -79,6 +79,13 @@ class Bot:
 
         return await self.fake.until(found, within)
 
+    async def apply_by_button(self, download_id: str) -> Sent:
+        """Press Apply on the download's review card (as Anna) and wait until it is done; the card."""
+        card = await self.card(download_id)
+        self.fake.press(ANNA, card, "Apply")
+        await self.state(download_id, State.DONE)
+        return card
+
     async def state(self, download_id: str, *states: State, within: float = 15.0) -> None:
         """Wait until the download is in one of the states."""
         async def probe() -> bool:

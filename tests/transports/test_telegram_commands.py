@@ -96,9 +96,7 @@ async def test_undo_asks_first_and_then_removes_the_links(make_bot: BotFactory,
     """/undo ID sends a confirmation; 'Keep it' changes nothing; 'Yes, undo' reverts."""
     bot = await make_bot()
     download_id = await to_review(bot.engine)
-    card = await bot.card(download_id)
-    fake_telegram.press(ANNA, card, "Apply")
-    await bot.state(download_id, State.DONE)
+    await bot.apply_by_button(download_id)
     done = await bot.card(download_id, "Done")
 
     fake_telegram.press(ANNA, done, "Undo")
