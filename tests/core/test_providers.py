@@ -47,6 +47,9 @@ def test_every_provider_has_a_row_and_the_table_is_read_only() -> None:
     assert providers.searched() == ("tmdb", "tvdb", "tvmaze")        # IMDb only gives ids
     assert providers.preferred(MediaType.SERIES) == ("tvdb", "tmdb", "tvmaze")
     assert providers.preferred(MediaType.MOVIE) == ("tmdb", "tvdb", "tvmaze")
+    # A film is not searched at the series-only providers; an unknown kind (or none) searches them all.
+    assert [p for p in providers.searched() if providers.serves(p, "movie")] == ["tmdb"]
+    assert all(providers.serves(p, kind) for p in providers.searched() for kind in ("series", None, "anime"))
 
 
 def test_the_faces_name_link_and_order_the_known_providers() -> None:
