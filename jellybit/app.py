@@ -161,10 +161,7 @@ def _probes(config: Config, llm: Any, providers: list[Any], refresher: JellyfinR
             status = health.jellyfin_status(config, await refresher.ping())
             problems = [c.problem for c in (libraries.last_checks if libraries is not None else ())
                         if c.problem]
-            if problems:      # a root no library covers: the status page and `info` say so
-                detail = "; ".join(part for part in (status.detail, *problems) if part)
-                status = status.model_copy(update={"detail": detail})
-            return status
+            return health.jellyfin_uncovered(status, problems)   # a root no library covers: a warning
         probes["jellyfin"] = jellyfin_probe
     return probes
 
@@ -250,7 +247,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     libraries = confirmer.lookup if confirmer is not None else None
     telegram = None
     if config.telegram.enabled:
-        from jellybit.transports.telegram import TelegramTransport
+        from jellybit.transports.telegram.transport import TelegramTransport
 
         config.telegram.required_token()     # the worker runs the bot; nothing else needs its token
         telegram = TelegramTransport.from_config(config, commands, bus, store)

@@ -107,10 +107,12 @@ async def check_bus(config: Config, timeout: float, services: bool = False) -> l
             online = availability.decode(errors="replace") == AVAILABILITY_ONLINE
             checks.append(Check("worker availability", online, availability.decode(errors="replace")
                                 or "nothing retained"))
+            # One read of the retained `info` serves both the storage faults and the services.
+            info = await _retained_info(client, timeout) if online or services else None
             if online:
                 from jellybit.cli.health_storage import worker_storage
 
-                checks.extend(await worker_storage(client, timeout))
+                checks.extend(worker_storage(info))
             try:
                 response = await client.request(Command.LIST, {"limit": 1}, timeout=timeout)
                 checks.append(Check("worker answers", response.status == "ok",
@@ -118,7 +120,6 @@ async def check_bus(config: Config, timeout: float, services: bool = False) -> l
             except NoAnswer as exc:
                 checks.append(Check("worker answers", False, str(exc)))
             if services:
-                info = await _retained_info(client, timeout)
                 checks.extend(service_checks(info) if info is not None else
                               [Check("services", False, "the worker published no info (is it running?)")])
             return checks

@@ -3,13 +3,10 @@ and (with the bus) as the worker reports them on `<base>/info` (docs/mqtt-api.md
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 from jellybit.adapters.storage_watch import snapshot
 from jellybit.cli.health import Check
-from jellybit.client import JellybitClient
 from jellybit.config import Config
+from jellybit.protocol import InfoPayload
 
 
 def _size(free: int | None) -> str:
@@ -30,20 +27,11 @@ def check_storage(config: Config) -> list[Check]:
     return checks
 
 
-async def worker_storage(client: JellybitClient, timeout: float) -> list[Check]:  # noqa: ASYNC109
+def worker_storage(info: InfoPayload | None) -> list[Check]:
     """The storage faults the worker reports on its retained `info` (a lock, a database file gone)."""
-    info: dict = {}
-    try:
-        async with asyncio.timeout(timeout):
-            async for _topic, payload, _retained in client.watch(client.topics.info):
-                if payload:
-                    info = json.loads(payload)
-                    break
-    except (TimeoutError, ValueError):
+    if info is None:
         return [Check("worker storage", False, "no info retained")]
-    faults = [(name, c) for name, c in sorted((info.get("components") or {}).items())
-              if isinstance(c, dict) and c.get("code")]
+    faults = [(name, c) for name, c in sorted(info.components.items()) if c.code]
     if not faults:
         return [Check("worker storage", True, "no storage fault")]
-    return [Check(f"worker storage {name}", False, f"{c['code']}: {c.get('error') or ''}")
-            for name, c in faults]
+    return [Check(f"worker storage {name}", False, f"{c.code}: {c.error or ''}") for name, c in faults]

@@ -97,7 +97,7 @@ ENTITIES: tuple[EntityDescription, ...] = (
                     "{% for name, s in [('qbittorrent', value_json.qbittorrent), ('llm', value_json.llm), "
                     "('jellyfin', value_json.jellyfin), ('telegram', value_json.telegram)] "
                     "+ (value_json.metadata | dictsort) %}"
-                    "{% if s.state in ['refused', 'unreachable'] %}"
+                    "{% if s.state in ['refused', 'unreachable', 'misconfigured'] %}"
                     "{% set ns.bad = ns.bad + [name ~ ' ' ~ s.state] %}{% endif %}{% endfor %}"
                     "{{ (ns.bad | join(', ') or 'ok')[:255] }}",
          "json_attr_tpl": "{{ {'qbittorrent': value_json.qbittorrent, 'llm': value_json.llm, "

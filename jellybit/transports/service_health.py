@@ -88,6 +88,21 @@ def jellyfin_status(config: Config, service: Any | None) -> SystemStatus:
                    f"start Jellyfin or fix jellyfin.url ({config.jellyfin.url})")
 
 
+MISCONFIGURED = "misconfigured"     # reachable, but set up so that it cannot do its part (a warning)
+
+
+def jellyfin_uncovered(status: SystemStatus, problems: list[str]) -> SystemStatus:
+    """Jellyfin answering while a library root is in no Jellyfin library of its type: a warning, not ok."""
+    if not problems:
+        return status
+    detail = "; ".join(part for part in (status.detail, *problems) if part)
+    if status.state != OK:           # down or refused says more; the roots are named all the same
+        return status.model_copy(update={"detail": detail})
+    return status.model_copy(update={"detail": detail, "state": MISCONFIGURED, "hint": (
+        "add each library root to a Jellyfin library of its type, or map Jellyfin's path for it in "
+        "jellyfin.path_map (docs/jellyfin.md); until then Jellyfin will not list what Jellybit lays out")})
+
+
 def telegram_status(config: Config, *, running: bool, error: str | None, refused: bool) -> SystemStatus:
     """The bot from its receiving loop (`running`: it has reached Telegram at least once)."""
     if not config.telegram.enabled:

@@ -21,7 +21,7 @@ import pytest
 
 from jellybit.client import JellybitClient
 from jellybit.protocol import Command
-from tests.support.fault_scenarios import LOCKER, connect
+from tests.support.fault_scenarios import LOCKER, connect, release
 from tests.support.fault_stack import FaultStack, RestartableBroker, until, worker_config
 from tests.support.qbittorrent import QbittorrentInstance, magnet, seeded_torrent
 from tests.support.storage import BusWatch, fill, mount_tmpfs, remount, tmpfs, unmount
@@ -175,7 +175,8 @@ async def test_the_database_file_moved_away_then_back(running: Running) -> None:
 async def test_the_database_locked_past_its_timeout(running: Running) -> None:
     run = running
     tracebacks = run.log().count("Traceback")
-    locker = await asyncio.create_subprocess_exec(sys.executable, "-c", LOCKER, str(run.stack.database), "8",
+    locker = await asyncio.create_subprocess_exec(sys.executable, "-c", LOCKER, str(run.stack.database), "30",
+                                                  stdin=asyncio.subprocess.PIPE,
                                                   stdout=asyncio.subprocess.PIPE)
     try:
         assert locker.stdout is not None
@@ -183,7 +184,7 @@ async def test_the_database_locked_past_its_timeout(running: Running) -> None:
         answer = await _add(run, "While.Locked", "locked-1")
         during = await _fault_starts(run, "database", "storage_locked")
     finally:
-        await asyncio.wait_for(locker.wait(), 30)
+        await release(locker)
     assert answer.status == "error"
     assert answer.error.code == "storage_locked", answer.error
     assert "the database is locked by another process" in answer.error.message

@@ -160,14 +160,23 @@ async def both_outages(stack: FaultStack, qbittorrent: QbittorrentInstance) -> d
     return ledger.figures()
 
 
+# Holds the database exclusively until its stdin closes (the test saw what it waited for), or at
+# most argv[2] seconds.
 LOCKER = """
-import sqlite3, sys, time
+import select, sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)
 conn.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))
 conn.execute("ROLLBACK")
 """
+
+
+async def release(locker: asyncio.subprocess.Process) -> None:
+    """Let the LOCKER go (close its stdin) and wait for it to end."""
+    if locker.stdin is not None:
+        locker.stdin.close()
+    await asyncio.wait_for(locker.wait(), 30)
 
 
 async def database_held(stack: FaultStack, qbittorrent: QbittorrentInstance) -> dict[str, int]:
@@ -178,7 +187,8 @@ async def database_held(stack: FaultStack, qbittorrent: QbittorrentInstance) -> 
         magnets, complete = await add_some(ledger, client, qbittorrent, "Locked")
         await settled(stack, magnets, complete)
         # Held for longer than two writes wait for it (the store's busy timeout is 5 s each).
-        locker = await asyncio.create_subprocess_exec(sys.executable, "-c", LOCKER, str(stack.database), "14",
+        locker = await asyncio.create_subprocess_exec(sys.executable, "-c", LOCKER, str(stack.database), "30",
+                                                      stdin=asyncio.subprocess.PIPE,
                                                       stdout=asyncio.subprocess.PIPE)
         try:
             assert locker.stdout is not None
@@ -188,7 +198,7 @@ async def database_held(stack: FaultStack, qbittorrent: QbittorrentInstance) -> 
             rejected = await ledger.send(client, Command.REJECT, {"id": complete}, "reject-while-locked",
                                          within=30)
         finally:
-            await asyncio.wait_for(locker.wait(), 30)
+            await release(locker)
         for response in (refused, rejected):
             assert response is not None
             assert response.error is not None

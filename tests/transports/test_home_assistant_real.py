@@ -198,7 +198,8 @@ async def test_home_assistant_coming_online_gets_the_discovery_again(
 
         await eventually(lambda: now(resent()), what="HA's birth message, then the discovery again")
         await jellybit.all_entities()
-        await eventually(lambda: _state_is(jellybit, "active", "0"), what="sensor active = 0 after the reload")
+        await eventually(lambda: _state_is(jellybit, "active", "0"),
+                         what="sensor active = 0 after the reload")
     finally:
         observer.cancel()
         await asyncio.gather(observer, return_exceptions=True)
@@ -229,8 +230,9 @@ async def test_service_problems_name_each_failing_service_with_what_to_do(jellyb
         await eventually(lambda: _state_is(jellybit, "service_problems", "ok"), what="no problem")
         info["qbittorrent"] = {"connected": False, "state": "unreachable", "hint": "start qBittorrent"}
         info["metadata"]["tmdb"] = {"connected": False, "state": "refused", "hint": "check the key"}
+        info["jellyfin"] = {"connected": True, "state": "misconfigured", "hint": "add the root"}   # a root
         await mqtt.publish(jellybit.topics.info, json.dumps(info).encode(), qos=1, retain=True)
-        named = "qbittorrent unreachable, tmdb refused"
+        named = "qbittorrent unreachable, jellyfin misconfigured, tmdb refused"
         await eventually(lambda: _state_is(jellybit, "service_problems", named), what="the failing services")
     entity = (await jellybit.all_entities())["service_problems"]
     assert entity["attributes"]["metadata"]["tmdb"]["hint"] == "check the key"

@@ -99,6 +99,32 @@ async def test_corrections_in_the_file_table_go_into_apply(worker: FakeWorker, u
     await user.should_see("Laid out as you decided", retries=50)
 
 
+async def test_a_correction_typed_before_choose_and_a_refetch_stays_in_its_input(
+        worker: FakeWorker, user: User) -> None:
+    """Choose and a refetch that leaves the plan alone do not rebuild the file table: the input being
+    typed in stays the same element (a value sent to a replaced input would be lost), and Apply pins it."""
+    download_id = in_review(worker)
+    await user.open(f"/download/{download_id}")
+    await user.should_see(marker="file-episodes", retries=50)
+    episodes = labelled(user, "Episodes of movie.mkv")
+    episodes.value = "1-2"
+    user.find(marker="choose-c2").click()
+    await user.should_see("Chosen")
+    asked = sum(c == "get" for c, _ in worker.requests)
+    d = worker.downloads[download_id]
+    worker.put(d, review(d, requested_at="2026-01-02T04:00:00.000000Z"))   # asked again: the page refetches
+    await eventually(lambda: sum(c == "get" for c, _ in worker.requests) > asked)
+    await user.should_see(marker="apply-candidate")
+    assert labelled(user, "Episodes of movie.mkv") is episodes
+    assert not episodes.is_deleted
+    assert episodes.value == "1-2"
+    user.find(marker="apply-candidate").click()
+    await eventually(lambda: any(c == "apply" for c, _ in worker.requests))
+    (body,) = [b for c, b in worker.requests if c == "apply"]
+    assert body == {"id": download_id, "candidate_id": "c2",
+                    "overrides": {"files": {"Matrix.1999.1080p/movie.mkv": {"episodes": [1, 2]}}}}
+
+
 async def test_a_wrong_correction_is_said_and_nothing_is_sent(worker: FakeWorker, user: User) -> None:
     download_id = in_review(worker)
     await user.open(f"/download/{download_id}")

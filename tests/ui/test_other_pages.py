@@ -107,6 +107,25 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.should_see("What to do: check JELLYBIT_TELEGRAM_TOKEN")
 
 
+async def test_status_warns_when_jellyfin_answers_but_a_root_is_in_no_library(worker: FakeWorker,
+                                                                             user: User) -> None:
+    from jellybit.protocol import SystemStatus
+    from jellybit.transports.mqtt import Message, encode
+
+    problem = "/srv/media/series (series root): no Jellyfin library has it among its folders"
+    worker.info = worker.info.model_copy(update={"jellyfin": SystemStatus(
+        connected=True, state="misconfigured", detail=f"Jellyfin 10.10.3; {problem}",
+        hint="add each library root to a Jellyfin library of its type")})
+    worker._queue.put_nowait([Message(worker.topics.info, encode(worker.info))])
+    await user.open("/status")
+    await user.should_see("Jellyfin: Connected, needs a fix", retries=50)
+    await user.should_see(problem)
+    await user.should_see("What to do: add each library root to a Jellyfin library of its type")
+    marks = [e.props.get("name") for e in user.client.elements.values()
+             if isinstance(e, ui.icon) and e.props.get("aria-label") == "Connected, needs a fix"]
+    assert marks == ["warning"]                              # not the green check of a healthy service
+
+
 async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: User) -> None:
     from jellybit.protocol import ComponentStatus
     from jellybit.transports.mqtt import Message, encode

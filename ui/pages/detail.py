@@ -21,7 +21,7 @@ from jellybit.protocol import (
 )
 from ui import format as fmt
 from ui import review
-from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
+from ui.actions import BAR, DESTRUCTIVE, PRIMARY, allowed, call, notify, offered, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
@@ -60,6 +60,7 @@ class DetailView:
         self._body_state: State | None = None    # the state the body was last rendered for
         self.confirm = Confirmations(live, download_id, host=self._dialog_host, after=self._after,
                                      links=lambda: self.data.links if self.data else [])
+        self._shown: dict[str, tuple[Any, ...]] = {}   # what the corrections and the rest were built from
 
     # ------------------------------------------------------------ data
 
@@ -191,13 +192,31 @@ class DetailView:
         self._header()
         self._actions()
         self._body()
+        self._corrections()
+        self._rest()
         self._update_actions()
 
     def refresh(self) -> None:
         """Re-render what the current data shows."""
         self._header.refresh()
-        self._body.refresh()
+        self._refresh_body()
         self._update_actions()
+
+    def _refresh_body(self) -> None:
+        # The parts with inputs (the corrections and the file table; the hint) are rebuilt only when
+        # what they show changed: a rebuild after Choose or a refetch would replace an input the user
+        # is typing in, and a value sent to the replaced input is lost.
+        self._body.refresh()
+        if self._keys()["corrections"] != self._shown.get("corrections"):
+            self._corrections.refresh()
+        if self._keys()["rest"] != self._shown.get("rest"):
+            self._rest.refresh()
+
+    def _keys(self) -> dict[str, tuple[Any, ...]]:
+        recognition, shown = self.recognition, self.download is not None
+        plan = (recognition.folder, tuple(recognition.plan)) if recognition is not None else None
+        return {"corrections": (shown, allowed("apply", self.state), plan),
+                "rest": (shown, self.state, self.data)}
 
     def refresh_live(self) -> None:
         """A retained update (progress, speed): the header follows; the body only on a new state.
@@ -207,7 +226,7 @@ class DetailView:
         """
         self._header.refresh()
         if self.state != self._body_state:
-            self._body.refresh()
+            self._refresh_body()
         self._update_actions()
 
     @ui.refreshable_method
@@ -248,10 +267,26 @@ class DetailView:
             elif items or deciding:
                 review_sections.candidates(items, self.selected, recognition.recommended, self.choose,
                                            self.apply, can_choose=deciding)
-            if deciding:
-                self._overrides()
-            review_sections.file_table(recognition.plan, self.file_edits, recognition.folder,
-                                       editable=deciding)
+
+    @ui.refreshable_method
+    def _corrections(self) -> None:
+        """The type/title/year/season fields and the file table, after the candidates."""
+        self._shown["corrections"] = self._keys()["corrections"]
+        recognition = self.recognition
+        if self.download is None or recognition is None:
+            return
+        deciding = allowed("apply", self.state)
+        if deciding:
+            self._overrides()
+        review_sections.file_table(recognition.plan, self.file_edits, recognition.folder, editable=deciding)
+
+    @ui.refreshable_method
+    def _rest(self) -> None:
+        """Hints, links, the timeline and the details."""
+        self._shown["rest"] = self._keys()["rest"]
+        data, state = self.data, self.state
+        if self.download is None:
+            return
         if data is not None:
             self._hints(data.hints, state)
             if data.links:
@@ -277,8 +312,8 @@ class DetailView:
                       "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),
                       "reject": ("Reject…", "block"), "undo": ("Undo…", "undo"),
                       "cancel": ("Cancel download…", "cancel")}
-            for action in ORDER:
-                text, icon = labels[action]
+            for action in BAR:
+                text, icon = labels.get(action, (action.replace("_", " ").capitalize(), "play_arrow"))
                 if action == "defer":
                     with ui.button(text, icon=icon).props("outline no-caps").mark("defer") as defer:
                         with ui.menu():
@@ -289,8 +324,8 @@ class DetailView:
                     continue
                 style = "unelevated color=positive" if action in PRIMARY else \
                     "flat color=negative" if action in DESTRUCTIVE else "outline"
-                button = ui.button(text, icon=icon, on_click=handlers[action]).props(f"{style} no-caps").mark(
-                    action)
+                handler = handlers.get(action, lambda e, a=action: self.simple(Command(a), e.sender, "Sent."))
+                button = ui.button(text, icon=icon, on_click=handler).props(f"{style} no-caps").mark(action)
                 if action in DESTRUCTIVE:
                     button.classes("destructive")
                 self._buttons[action] = button
@@ -301,9 +336,10 @@ class DetailView:
         self._toolbar.set_visibility(shown)
         # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
         asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
+        offers = offered(state, asks_upgrade=asks)
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                shown = allowed(command, state) and not (command == "apply" and asks)
+                shown = command in offers
                 button.set_enabled(shown)
                 button.set_visibility(shown)
 
@@ -410,7 +446,7 @@ class DetailView:
         await self._after(data)
 
     async def simple(self, command: Command, button: ui.button, success: str) -> None:
-        """Retry or relink: no confirmation needed."""
+        """Retry, relink or a command without a dialog of its own: no confirmation needed."""
         await self._after(await call(self.live, command, {"id": self.id}, button=button, success=success))
 
 def register(live: Live, *, login: bool) -> None:

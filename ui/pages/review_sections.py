@@ -8,6 +8,7 @@ from typing import Any
 
 from nicegui import ui
 
+from jellybit.present import pages, provider_name
 from jellybit.protocol import (
     MAX_SEASON,
     CandidatePayload,
@@ -18,8 +19,6 @@ from jellybit.protocol import (
     RecognitionDetail,
     Role,
     State,
-    provider_name,
-    provider_order,
 )
 from ui import format as fmt
 from ui import review
@@ -184,10 +183,7 @@ def _evidence(items: list[EvidencePayload], key: str) -> None:
 
 
 def _links(item: CandidatePayload) -> None:
-    found = dict(item.links)
-    if item.url and item.provider not in found:
-        found[item.provider] = item.url
-    links = {key: found[key] for key in provider_order(list(found))}
+    links = dict(pages(item))
     if not links:
         return
     with ui.row().classes("gap-x-3 gap-y-0 items-center"):

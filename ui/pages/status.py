@@ -22,6 +22,8 @@ def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
         return "Disabled", "remove_circle_outline", "grey-7"
     if status.connected is None:
         return "Configured", "radio_button_unchecked", "blue-grey-8"
+    if status.state == "misconfigured":
+        return "Connected, needs a fix", "warning", "warning"
     if status.connected:
         return "Connected", "check_circle", "positive"
     if status.state == "refused":
@@ -161,7 +163,8 @@ def _component_detail(component: ComponentStatus) -> str:
 
 
 def _detail(status: SystemStatus) -> str:
-    hint = f"What to do: {status.hint}" if status.hint and status.connected is not True else ""
+    # A reachable service has a hint only when something it does is off (qBittorrent's early layout).
+    hint = f"What to do: {status.hint}" if status.hint else ""
     version = f"version {status.version}" if status.version else ""
     parts = [p for p in (version, status.detail or "", hint) if p]
     return " — ".join(parts)
