@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 import pytest
 
-from jellybit import protocol
+from jellybit import present, protocol
 from jellybit.cli.show import pages
 from jellybit.core import providers
 from jellybit.core.context import read_context
@@ -68,6 +68,7 @@ def test_a_row_is_all_a_new_provider_needs(anidb: str) -> None:
     """Added to the table only, AniDB is named, linked, ordered, tagged, matched in Jellyfin and read."""
     # The faces: the panel and the CLI name and link it (through the protocol), listing it last.
     assert protocol.provider_name(anidb) == "AniDB"
+    assert present.provider_name(anidb) == "AniDB"            # the faces' one place for words
     assert protocol.page_url(anidb, "69", MediaType.SERIES) == "https://anidb.net/anime/69"
     item = protocol.CandidatePayload.model_construct(
         provider=anidb, provider_id="69", title="One Piece", url=None, links={
