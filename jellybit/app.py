@@ -36,7 +36,7 @@ from jellybit.transports.base import Loop, Transport
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
-POLL = "poll"                 # the supervised loops; each transport names its own ("mqtt", "mqtt-updates")
+POLL = "poll"                 # the supervised loops; each transport names its own ("mqtt", "telegram", …)
 RECONCILE = "reconcile"
 JELLYFIN = "jellyfin"         # the confirmation that Jellyfin lists done downloads
 STORAGE = "storage-watch"     # the loop that probes the database's disk and the library roots

@@ -29,7 +29,7 @@ def test_build_app_decides_which_transports_run(tmp_path: Path) -> None:
     app = build_app(loopback_config(tmp_path, telegram=telegram))
     assert [t.name for t in app.transports] == ["mqtt", "telegram"]
     assert all(isinstance(t, Transport) for t in app.transports)
-    assert isinstance(app.transport("telegram"), TelegramTransport)     # itself, not wrapped
+    assert isinstance(app.transport("telegram"), TelegramTransport)
 
     assert build_app(loopback_config(tmp_path), mqtt=False).transports == ()
 

@@ -24,3 +24,4 @@ class Transport(Protocol):
     async def stop(self) -> None:
         """Say goodbye before its loops are cancelled (MQTT: the retained `offline`); never raises."""
         ...
+

@@ -69,7 +69,10 @@ def build_bot(config: TelegramConfig, token: str) -> Bot:
 
 
 class TelegramTransport:
-    """The bot, a `Transport`: receives updates, hands them to the handler, runs the pinger; one loop."""
+    """The bot: receives updates, hands them to the handler, runs the pinger; stops with the worker.
+
+    A `Transport`: `start` hands `run` to the supervisor as `telegram`; cancelling it is the whole stop.
+    """
 
     name = "telegram"
 
@@ -111,11 +114,11 @@ class TelegramTransport:
     # ------------------------------------------------------------ lifecycle
 
     def start(self, supervise: Supervise) -> None:
-        """Hand `run` (receiving, pings, housekeeping) to the supervisor under the transport's name."""
+        """Supervise the bot's one loop under the transport's name."""
         supervise(self.name, self.run)
 
     async def stop(self) -> None:
-        """Nothing to say first: cancelling `run` closes the bot (its `finally`)."""
+        """Nothing to say goodbye with: the loop's own cleanup runs when it is cancelled."""
 
     async def run(self) -> None:
         """Receive, ping and tidy up until cancelled; Telegram being down never ends this."""
