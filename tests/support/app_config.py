@@ -15,6 +15,7 @@ from jellybit.config import (
     QbittorrentConfig,
     StorageConfig,
     TvmazeConfig,
+    WorkerConfig,
 )
 from tests.support.services import free_port
 
@@ -30,3 +31,14 @@ def loopback_config(root: Path, **sections: Any) -> Config:
         **sections,
     }
     return Config(**values)
+
+
+def whole_config(root: Path, qbittorrent: Any, **sections: Any) -> Config:
+    """For the whole product in one process: the test's real qBittorrent (its data folder the
+    downloads), the libraries created under `root`, polls every 50 ms; `sections` as above."""
+    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=root / "movies", series=root / "series")
+    for library in (paths.movies, paths.series):
+        library.mkdir()
+    values = {"qbittorrent": qbittorrent.config(), "paths": paths, "worker": WorkerConfig(poll_interval=0.05),
+              **sections}
+    return loopback_config(root, **values)
