@@ -129,21 +129,6 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
 
 
-# `[组名][进击的巨人／Attack on Titan][07]`: a bilingual bracket the parser gives as one title.
-_TITLE_SPLIT = re.compile(r"\s*[／|｜]\s*|\s+[/_]\s+")
-
-
-def _with_parts(titles: Sequence[str]) -> tuple[str, ...]:
-    """The titles, each followed by its parts when it is several names joined by a slash or a bar."""
-    found: list[str] = []
-    for title in titles:
-        found.append(title)
-        parts = [p.strip() for p in _TITLE_SPLIT.split(title) if len(p.strip()) >= 2]
-        if len(parts) > 1:
-            found += parts
-    return tuple(dict.fromkeys(found))
-
-
 def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
     """The LLM's year is the matched show's and the name's a later year of its run (a season's release)."""
     parsed, llm = understanding.years
@@ -262,7 +247,7 @@ class RecognitionEngine:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)
-        parsed_titles = _with_parts(torrent.titles() or (first_file.titles() if first_file else ()))
+        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
                                      if t))
@@ -348,7 +333,7 @@ class RecognitionEngine:
         if not name or _HASH.fullmatch(name):
             # a magnet without `dn=` is named by its hash; the top folder says more
             name = request.files[0].path.split("/")[0] if request.files else ""
-        torrent = parse_release(name)
+        torrent = parse_release(name, path=False)     # a torrent's name: its slashes are its title's
         videos = [i.source for i in items if i.role is Role.VIDEO]
         releases, disagreements = read_paths(videos)
         overrides = with_episode(stated, overrides, videos, releases)

@@ -401,3 +401,4 @@ def fix_title_marks(r: Reading, guess: Guess) -> None:
     elif (version := _VERSION_AFTER.match(base)) and version["title"].replace(".", " ").strip() == title:
         r["title"] = f"{title} {version.group('version')}"
         note(r, "title_marks")
+
