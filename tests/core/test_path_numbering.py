@@ -77,6 +77,44 @@ def test_a_subtitle_follows_its_videos_settled_numbering() -> None:
     assert (out[1].season, out[1].episodes) == (3, (10,))
 
 
+def test_an_absolute_number_beside_sxxeyy_is_checked_against_the_providers_seasons() -> None:
+    path = "Show.S02E05.17.720p.mkv"
+    _, doubts = read_paths([path])
+    assert doubts[path].describe() == "the file name says S02E05 or absolute episode 17"
+    fits, reasons = settle([_video(path, season=2, episodes=(5,))], doubts, {1: 12, 2: 12}, None, "X")
+    assert reasons == []
+    assert (fits[0].season, fits[0].episodes) == (2, (5,))
+    _, reasons = settle([_video(path, season=2, episodes=(5,))], doubts, {1: 13, 2: 12}, None, "X")
+    assert [(r.code, r.blocking) for r in reasons] == [("numbering_conflict", True)]
+    assert "S02E05 or absolute episode 17 (X fits both)" in reasons[0].message
+
+
+def test_a_listed_pair_of_episodes_may_be_a_range_unless_another_file_has_the_gap() -> None:
+    alone = "Show.S01E01E03.720p.mkv"
+    _, doubts = read_paths([alone])
+    assert doubts[alone].describe() == "the file name says S01E01+E03 or S01E01-E03"
+    _, reasons = settle([_video(alone, season=1, episodes=(1, 3))], doubts, {1: 10}, None, "X")
+    assert [r.code for r in reasons] == ["numbering_conflict"]
+    beside = ["Show.S01E01E03.720p.mkv", "Show.S01E02.720p.mkv"]
+    assert read_paths(beside)[1] == {}
+
+
+def test_counted_numbers_read_as_a_date_are_settled_by_the_provider() -> None:
+    path = "Show Name 01-02-03.mkv"
+    releases, doubts = read_paths([path])
+    assert releases[path].air_date == "2003-02-01"
+    assert doubts[path].describe() == "the file name says aired 2003-02-01 or S01E01-E03"
+    video = _video(path, air_date="2003-02-01")
+    episodes, reasons = settle([video], doubts, {1: 8}, {"2003-02-01": ()}, "X")
+    assert reasons == []
+    assert (episodes[0].season, episodes[0].episodes, episodes[0].air_date) == (1, (1, 2, 3), None)
+    dated, reasons = settle([video], doubts, None, {"2003-02-01": ((5, 4),)}, "X")
+    assert reasons == []
+    assert (dated[0].season, dated[0].episodes) == (5, (4,))
+    _, reasons = settle([video], doubts, {1: 8, 5: 10}, {"2003-02-01": ((5, 4),)}, "X")
+    assert [r.code for r in reasons] == ["numbering_conflict"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from("Show.2019-03_11 S01E02/[]年话 7x"), max_size=40),
                 min_size=1, max_size=4))

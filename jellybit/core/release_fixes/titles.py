@@ -234,9 +234,10 @@ def fix_script_titles(r: Reading, guess: Guess) -> None:
     parts = [p.strip(" -_·") for p in (parts if len(parts) > 1 else _TITLE_JOIN.split(title))]
     parts = [p for p in parts if p]
     latin = [p for p in parts if is_latin(p)]
-    if len(parts) < 2 or not latin or len(latin) == len(parts):
-        return
     others = [p for p in parts if p not in latin]
+    # `Ranma 1/2`: a part without letters is no name of its own
+    if len(parts) < 2 or not latin or not others or not all(re.search(r"[^\W\d_]", p) for p in others):
+        return
     r.update(title=latin[0], alternative_titles=list(dict.fromkeys(
         [*latin[1:], *others, *(a for a in r["alternative_titles"] if a != title)])))
     note(r, "script_titles")
