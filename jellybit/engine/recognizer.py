@@ -243,7 +243,10 @@ class RecognitionEngine:
         else:
             media_type = parser_type or llm_type
             search_type = media_type if None in (parser_type, llm_type) or parser_type == llm_type else None
-        if parser_type and llm_type and parser_type != llm_type:
+        # a type the human's words or choice state, and the LLM agrees with, settles the parser's doubt
+        # (`Show.Part.Two.WEB-DL` reads as a film's part; "mini-series" says it is an episode)
+        settled = media_type is llm_type and (overrides.media_type or chosen is not None or stated.media_type)
+        if parser_type and llm_type and parser_type != llm_type and not settled:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)

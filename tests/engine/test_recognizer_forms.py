@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from jellybit.adapters.llm import OpenAiLlm
 from jellybit.core.records import RecognitionDraft
-from tests.engine.test_recognizer import GB, blocking, codes, item, recognizer, request
+from tests.engine.test_recognizer import GB, answering, blocking, codes, item, recognizer, request
 from tests.support.fake_catalogue import numbering_shows
 from tests.support.fake_metadata import Catalogue, FakeTitle
+from tests.support.fake_openai import FakeOpenAI
 
 
 @pytest.fixture
@@ -68,15 +70,30 @@ async def test_counted_numbers_no_episode_aired_on_are_episodes(providers: list[
     assert "air_date_unlisted" not in codes(draft)
 
 
+QUIET = FakeTitle("series", "Quiet Coast", 2019, seasons={1: 3}, tmdb_id=5801, tvdb_id=5802, tvmaze_id=5803,
+                  imdb_id="tt5800001", slug="quiet-coast", network="BBC One", country="GB")
+PART_TWO = "Quiet.Coast.Part.Two.720p.WEB-DL.x264-GRP.mkv"
+
+
 async def test_a_word_part_of_a_mini_series_is_its_episode(providers: list[Any],
                                                            fake_catalogue: Catalogue) -> None:
-    fake_catalogue.add(FakeTitle("series", "Quiet Coast", 2019, seasons={1: 3}, tmdb_id=5801, tvdb_id=5802,
-                                 tvmaze_id=5803, imdb_id="tt5800001", slug="quiet-coast", network="BBC One",
-                                 country="GB"))
-    path = "Quiet.Coast.Part.Two.720p.WEB-DL.x264-GRP.mkv"
-    draft = await recognize(providers, path, [path], context="mini-series")
-    assert (item(draft, path).season, item(draft, path).episodes) == (1, (2,)), draft.reasons
+    fake_catalogue.add(QUIET)
+    draft = await recognize(providers, PART_TWO, [PART_TWO], context="mini-series")
+    assert (item(draft, PART_TWO).season, item(draft, PART_TWO).episodes) == (1, (2,)), draft.reasons
     assert draft.provider_id == "5802"
+
+
+async def test_the_llm_agreeing_with_the_users_type_is_no_disagreement(
+        llm: OpenAiLlm, providers: list[Any], fake_catalogue: Catalogue, fake_openai: FakeOpenAI) -> None:
+    fake_catalogue.add(QUIET)
+    answering(fake_openai, "series", "Quiet Coast", 2019, {PART_TWO: {"role": "video", "season": 1,
+                                                                      "episodes": [2]}})
+    engine = recognizer(llm, providers)
+    told = await engine.recognize(request(PART_TWO, [(PART_TWO, GB)], context="mini-series"))
+    assert "llm_type" not in codes(told), told.reasons
+    assert told.automatic, told.reasons
+    untold = await engine.recognize(request(PART_TWO, [(PART_TWO, GB)]))
+    assert "llm_type" in codes(untold)      # the parser's film part against the LLM's series: a doubt
 
 
 async def test_a_torrent_names_slash_is_its_titles(providers: list[Any], fake_catalogue: Catalogue) -> None:
