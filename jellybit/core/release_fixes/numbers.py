@@ -246,12 +246,17 @@ _ABSOLUTE_AFTER = re.compile(r"(?i)^[ ._-]*\((\d{2,4})(?:-(\d{2,4}))?\)|^[ ._-]+
 _ABSOLUTE_BEFORE = re.compile(r"(?:^|(?<=[ ._]))(\d{2,4})-(\d{2,4})[ ._-]+$")
 
 
+# `[Grp] Show S2 - 05 (17)`: a fansub's season and episode, the absolute number after them
+_FANSUB_SEASON_EPISODE = re.compile(r"(?i)(?<![a-z])s\d{1,2}\s+-\s+\d{1,4}(?:v\d)?(?=\s*\()")
+
+
 def fix_absolute_beside(r: Reading, guess: Guess) -> None:
-    """`Bleach.s16e03-04.313-314`, `Show 313-315 s16e03-05`: the absolute numbers beside S/E."""
+    """`Bleach.s16e03-04.313-314`, `Show 313-315 s16e03-05`, `[Grp] Show S2 - 05 (17)`: the absolute numbers
+    beside S/E."""
     if not (r["seasons"] and r["episodes"]) or r["absolute_episodes"]:
         return
     base = base_name(r["text"])
-    marker = BESIDE.search(base)
+    marker = BESIDE.search(base) or _FANSUB_SEASON_EPISODE.search(base)
     if not marker:
         return
     match = _ABSOLUTE_AFTER.search(base[marker.end():]) or _ABSOLUTE_BEFORE.search(base[:marker.start()])
