@@ -24,8 +24,8 @@ from jellybit.core.release_input import (
     run_bounded,
 )
 
-__all__ = ["MAX_PARSE_CHARS", "MediaKind", "Release", "parse_many", "parse_release", "parse_release_with",
-           "plain_guessit"]
+__all__ = ["MAX_PARSE_CHARS", "MediaKind", "Release", "as_series", "parse_many", "parse_release",
+           "parse_release_with", "plain_guessit"]
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,15 @@ def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess:
         country=reading["country"],
         ambiguous_episodes=tuple(reading["ambiguous_episodes"]),
     ), text)
+
+
+def as_series(release: Release, path: bool | None = None) -> Release:
+    """A name read as a film's `Part Two` (`Show.Name.Part.Two.2024.WEB-DL`, the part in its title) read
+    again for a download the user says is a series: the title without the part, the part its episode."""
+    if release.media_type != MediaKind.MOVIE or "part_in_title" not in release.corrections:
+        return release
+    again = parse_release_with(release.name, frozenset({"part_in_title"}), path=path)
+    return again if again.part is not None and again.title else release
 
 
 # ------------------------------------------------------------------------------------------- many names

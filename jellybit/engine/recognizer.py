@@ -54,7 +54,7 @@ from jellybit.core.records import (
     RecognitionDraft,
     Role,
 )
-from jellybit.core.release import Release, parse_release
+from jellybit.core.release import Release, as_series, parse_release
 from jellybit.core.titles import titles_distance
 from jellybit.engine.context_match import stated_pick, words_reasons
 from jellybit.engine.film_pack import match_films
@@ -337,8 +337,21 @@ class RecognitionEngine:
             # a magnet without `dn=` is named by its hash; the top folder says more
             name = request.files[0].path.split("/")[0] if request.files else ""
         torrent = parse_release(name, path=False)     # a torrent's name: its slashes are its title's
+        told = overrides.media_type or (request.chosen.media_type if request.chosen else None) \
+            or stated.reading.media_type
+        series_told = told is not None and MediaType(told) is MediaType.SERIES
+
+        def read(videos: list[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
+            releases, disagreements = read_paths(videos)
+            if series_told:
+                # a mini-series' `Part.Two.2024` reads as a film's title; the user says it is an episode
+                releases = {source: as_series(release) for source, release in releases.items()}
+            return releases, disagreements
+
+        if series_told:
+            torrent = as_series(torrent, path=False)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases, disagreements = read_paths(videos)
+        releases, disagreements = read(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -349,7 +362,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases, disagreements = read_paths(videos)
+            releases, disagreements = read(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said)
         reasons.extend([*refused, *track_reasons])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jellybit.cli.parse import to_json
-from jellybit.core.release import Release, parse_release, parse_release_with
+from jellybit.core.release import Release, as_series, parse_release, parse_release_with
 from jellybit.core.release_input import NAME_SLASH, is_path, parse_text
 
 CASES: list[tuple[str, dict[str, Any]]] = [
@@ -82,6 +82,15 @@ def test_a_path_and_a_name_read_the_same_slash_differently() -> None:
     assert parse_release(name, path=True).title == "stay night"        # a folder `Fate`
     assert parse_release("[Grp] Show [BD]/[Grp] Show - 01 [1080p].mkv").absolute_episodes == (1,)
     assert (is_path("[Grp] Fate/stay night [BD]"), is_path("[Grp] Show/[Grp] Show - 01.mkv")) == (False, True)
+
+
+def test_a_films_part_in_its_title_is_read_again_as_a_series_episode() -> None:
+    film = parse_release("Show.Name.Part.Two.2024.1080p.WEB-DL")
+    assert (film.title, film.part) == ("Show Name Part Two", None)
+    series = as_series(film)
+    assert (series.title, series.part, series.year) == ("Show Name", 2, 2024)
+    plain = parse_release("Show.S01E02.1080p")
+    assert as_series(plain) is plain
 
 
 def test_jellybit_parse_shows_both_readings() -> None:

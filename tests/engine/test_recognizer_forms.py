@@ -83,6 +83,15 @@ async def test_a_word_part_of_a_mini_series_is_its_episode(providers: list[Any],
     assert draft.provider_id == "5802"
 
 
+async def test_a_mini_series_part_before_a_year_is_its_episode_when_the_user_says_series(
+        providers: list[Any], fake_catalogue: Catalogue) -> None:
+    fake_catalogue.add(QUIET)
+    path = "Quiet.Coast.Part.Two.2019.1080p.WEB-DL.x264-GRP.mkv"      # alone, a film `Quiet Coast Part Two`
+    draft = await recognize(providers, path, [path], context="mini-series")
+    assert (item(draft, path).season, item(draft, path).episodes) == (1, (2,)), draft.reasons
+    assert draft.provider_id == "5802"
+
+
 async def test_the_llm_agreeing_with_the_users_type_is_no_disagreement(
         llm: OpenAiLlm, providers: list[Any], fake_catalogue: Catalogue, fake_openai: FakeOpenAI) -> None:
     fake_catalogue.add(QUIET)
