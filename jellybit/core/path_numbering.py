@@ -12,6 +12,7 @@ provider's air dates (`air_date_unlisted` when it lists none), never as season 1
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -252,6 +253,11 @@ def name_doubts(videos: Sequence[str], releases: Mapping[str, Release]) -> dict[
     """
     found: dict[str, Disagreement] = {}
     where = "the file name"
+    numbered: dict[tuple[int | None, int], set[str]] = defaultdict(set)     # (season, episode) -> videos
+    for source in videos:
+        if (release := releases.get(source)) is not None:
+            for episode in release.episodes:
+                numbered[(release.season, episode)].add(source)
     for source in videos:
         release = releases.get(source)
         if release is None:
@@ -265,8 +271,7 @@ def name_doubts(videos: Sequence[str], releases: Mapping[str, Release]) -> dict[
             continue
         season = release.season if release.season is not None else 1
         extra = set(release.ambiguous_episodes) - set(release.episodes)
-        if any(other is not release and other.season in (release.season, None) and extra & set(other.episodes)
-               for other in (releases.get(v) for v in videos if v != source) if other is not None):
+        if any(numbered.get((s, e), set()) - {source} for s in {release.season, None} for e in extra):
             continue
         first = Option(where, season, release.episodes) if release.episodes else \
             Option(where, air_date=release.air_date)
