@@ -123,3 +123,32 @@ def test_reading_paths_is_total(paths: list[str]) -> None:
     releases, disagreements = read_paths(videos)
     assert set(releases) == set(videos)
     assert set(disagreements) <= set(videos)
+
+
+_NAME_PIECES = st.sampled_from(["Show", ".", " ", "S01", "S02", "E01", "E03", "E05", "E1E3", "01-02-03", "17",
+                                "(17)", " - ", "05", "2019.03.11", "Part.Two", "1x01-x03", "[Grp]", "720p"])
+
+
+Aired = dict[str, tuple[tuple[int, int], ...]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_NAME_PIECES, max_size=8).map("".join), min_size=1, max_size=3),   # all named
+       st.none() | st.dictionaries(st.integers(0, 4), st.integers(0, 30), max_size=4),
+       st.none() | st.dictionaries(st.sampled_from(["2003-02-01", "2019-03-11"]),
+                                   st.lists(st.tuples(st.integers(0, 4), st.integers(1, 30)), max_size=2)
+                                   .map(tuple), max_size=2))
+def test_a_names_doubts_are_settled_or_asked_never_guessed(names: list[str], counts: dict[int, int] | None,
+                                                             aired: Aired | None) -> None:
+    videos = [n + ".mkv" for n in dict.fromkeys(names)]
+    releases, doubts = read_paths(videos)
+    items = [_video(v, season=r.season, episodes=r.episodes, air_date=r.air_date)
+             for v, r in ((v, releases[v]) for v in videos)]
+    out, reasons = settle(items, doubts, counts, aired, "X")
+    conflicts = " ".join(r.message for r in reasons if r.code == "numbering_conflict")
+    assert all(r.blocking for r in reasons if r.code == "numbering_conflict")
+    for item in out:
+        if item.source in doubts and f"'{item.source[:80]}'" not in conflicts:
+            # settled: the one place the provider's data gives, never a season by assumption
+            assert item.season is not None
+            assert item.episodes or item.air_date
