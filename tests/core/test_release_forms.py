@@ -119,5 +119,8 @@ def test_the_parser_stays_total_on_names_and_paths(name: str, path: bool | None)
     assert all(n >= 0 for n in (*release.episodes, *release.absolute_episodes, *release.ambiguous_episodes))
     # the other reading is never the reading itself
     assert not release.ambiguous_episodes or release.ambiguous_episodes != release.episodes
+    again = as_series(release, path)
+    assert isinstance(again, Release)
+    assert again.part is not None or again is release
     if path is False:
         assert "/" not in parse_text(name, path=False).replace(" / ", "")
