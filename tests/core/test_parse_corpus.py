@@ -32,7 +32,7 @@ from bench.parse_accuracy import (
 )
 
 # Raise these when the parser improves; never lower them to make a change pass.
-OVERALL_AT_LEAST = 0.914
+OVERALL_AT_LEAST = 0.916
 CHECK_SOURCES_AT_LEAST = 0.844
 
 pytestmark = pytest.mark.timeout(1200)   # ~4,000 guessit parses on a busy 2-core machine
