@@ -49,12 +49,15 @@ def checked(config: Path) -> Path:
 
 def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = None,
                   qbittorrent_url: str | None = None, database: Path | None = None,
-                  qbittorrent_lines: str = "", extra: str = "") -> Path:
+                  qbittorrent_lines: str = "", worker_lines: str = "", downloads: Path | None = None,
+                  extra: str = "") -> Path:
     """A config file for one worker: private database and libraries; qBittorrent on a closed port
     unless given (downloads then stay `queued`, which is all a transport test needs). `qbittorrent_lines`
-    go into `[qbittorrent]` (credentials, save path); `extra` is appended (more sections)."""
+    go into `[qbittorrent]` (credentials, save path), `worker_lines` into `[worker]`; `downloads` is
+    where qBittorrent's files are (`directory/downloads` by default); `extra` is appended (more sections)."""
     for name in ("downloads", "movies", "series"):
         (directory / name).mkdir(parents=True, exist_ok=True)
+    downloads = downloads or directory / "downloads"
     base_topic = base_topic or f"jb-{uuid.uuid4().hex[:10]}"
     qbittorrent_url = qbittorrent_url or f"http://127.0.0.1:{free_port()}"
     path = directory / "jellybit.toml"
@@ -64,7 +67,7 @@ url = "{qbittorrent_url}"
 {qbittorrent_lines}
 
 [paths]
-downloads = "{directory / 'downloads'}"
+downloads = "{downloads}"
 movies = "{directory / 'movies'}"
 series = "{directory / 'series'}"
 
@@ -83,6 +86,7 @@ enabled = false
 [worker]
 poll_interval = 0.2
 retry_max_backoff = 1.0
+{worker_lines}
 
 [log]
 level = "INFO"
