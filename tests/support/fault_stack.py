@@ -7,7 +7,6 @@ the database held by another process; `Ledger` remembers which commands were ack
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import subprocess
 import uuid
@@ -19,6 +18,7 @@ from typing import Any
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import MqttConfig, load_config
 from jellybit.protocol import Command, Response, Topics
+from tests.support import polling
 from tests.support.mosquitto import start_mosquitto
 from tests.support.qbittorrent import QbittorrentInstance
 from tests.support.services import free_port
@@ -139,16 +139,7 @@ class FaultStack:
 
 async def until(probe: Any, *, within: float = 30.0, what: str = "a condition") -> Any:
     """Poll a sync or async probe until it returns something truthy."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        value = probe()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        assert loop.time() < deadline, f"{what} did not happen within {within} s"
-        await asyncio.sleep(0.1)
+    return await polling.until(probe, within=within, interval=0.1, what=what)
 
 
 def check_outage_invariants(stack: FaultStack, ledger: Ledger, qbittorrent: QbittorrentInstance) -> None:
