@@ -26,6 +26,7 @@ pytest_plugins = [
     "tests.support.fake_metadata",
     "tests.support.fake_openai",
     "tests.support.qbittorrent",
+    "tests.support.qbittorrent_pair",
     "tests.support.media",
     "tests.support.engine",
     "tests.support.bridge",
