@@ -27,6 +27,7 @@ FULL = {
     "completion": ["--rounds", "10"],
     "poll": ["--torrents", "2000", "10000", "--cycles", "20"],
     "history": ["--downloads", "100000", "--small", "10000"],
+    "file_layout": ["--rounds", "3", "--review-rounds", "2"],
 }
 QUICK = {
     "mqtt_roundtrip": ["--downloads", "300", "--requests", "300"],
@@ -34,6 +35,7 @@ QUICK = {
     "completion": ["--rounds", "6"],
     "poll": ["--torrents", "2000", "--cycles", "10"],
     "history": ["--downloads", "20000", "--small", "5000", "--idle", "3"],
+    "file_layout": ["--rounds", "1", "--review-rounds", "1", "--review-files", "10"],
 }
 
 

@@ -268,6 +268,12 @@ class WorkerConfig(Section):
     near_completion_eta: float = Field(10.0, ge=0, description="A download whose ETA is at most this "
                                        "many seconds is near completion: poll every fast_poll_interval "
                                        "(0 = never poll faster).")
+    early_layout: bool = Field(True, description="Lay out each file of a decided download as soon as "
+                               "qBittorrent has all its pieces, while the rest still downloads (off by "
+                               "itself when qBittorrent's settings make that unsafe: docs/qbittorrent.md).")
+    file_poll_interval: float = Field(0.5, gt=0, description="Seconds between polls while a decided "
+                                      "download is downloading, so a completed file reaches the library "
+                                      "soon (early_layout).")
     stall_timeout: float = Field(6 * 3600.0, gt=0, description="Fail a download whose progress "
                                  "has not moved for this many seconds.")
     metadata_timeout: float = Field(3600.0, gt=0, description="Fail a magnet whose metadata has "
@@ -292,6 +298,9 @@ class WorkerConfig(Section):
     max_restarts: int = Field(10, ge=1, description="Consecutive crashes of one background loop after "
                               "which the worker exits with status 1, so systemd or compose restart it.")
     adopt: bool = Field(True, description="Adopt torrents added by hand under the category.")
+    recognize_early: bool = Field(True, description="Recognize a download as soon as qBittorrent lists "
+                                  "its files, and ask for a review while it downloads (false: only once "
+                                  "it is complete).")
 
 
 class RecognitionConfig(Section):

@@ -27,6 +27,7 @@ pytest_plugins = [
     "tests.support.providers",
     "tests.support.fake_openai",
     "tests.support.qbittorrent",
+    "tests.support.qbittorrent_pair",
     "tests.support.media",
     "tests.support.engine",
     "tests.support.bridge",

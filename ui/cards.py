@@ -24,14 +24,20 @@ def progress_line(d: DownloadPayload) -> None:
                        color="negative" if trouble else "primary").props(
         f"rounded aria-label='download progress' aria-valuenow={round(d.progress * 100)}")
     parts = [fmt.percent(d.progress)]
-    if d.state == "downloading":
+    moving = d.state == "downloading" or d.awaiting_files     # decided or asked while it downloads too
+    if moving:
         parts.append(fmt.speed(d.dl_speed))
         parts.append(f"{fmt.duration(d.eta)} left")
     if d.size:
         parts.append(fmt.size(d.size))
-    if d.state == "downloading" and fmt.swarm(d.seeds, d.peers):
+    if moving and fmt.swarm(d.seeds, d.peers):
         parts.append(fmt.swarm(d.seeds, d.peers))
     ui.label(" · ".join(parts)).classes("text-xs text-muted").props("data-testid=progress")
+    if d.awaiting_files and d.files_in_library:
+        with ui.row().classes("items-center gap-1 no-wrap").props("data-testid=in-library"):
+            ui.icon("video_library", size="xs", color="positive").props("aria-hidden=true")
+            ui.label(f"{fmt.count(d.files_in_library, 'file')} in the library already, the rest still "
+                     "downloading").classes("text-xs text-positive").style(WRAP)
     if words:
         with ui.row().classes("items-center gap-1 no-wrap").props(
                 f"data-torrent-state={d.torrent_state} {'role=alert' if trouble else ''}"):
@@ -55,7 +61,9 @@ def thumbnail(url: str | None, name: str) -> None:
 def review_line(review: ReviewPayload) -> str:
     """'Needs your decision: <the weightiest blocking reason>'."""
     first = next(iter(ordered_reasons(review.reasons)), None)      # every face's order of reasons
-    return "Needs your decision" + (f": {fmt.sentence(first.message)}" if first else "")
+    still = (f" (still downloading, {round(review.progress * 100)}%)" if review.progress is not None
+             else "")
+    return "Needs your decision" + still + (f": {fmt.sentence(first.message)}" if first else "")
 
 
 def download_card(d: DownloadPayload, review: ReviewPayload | None = None) -> None:
@@ -73,7 +81,7 @@ def download_card(d: DownloadPayload, review: ReviewPayload | None = None) -> No
                 ui.label(d.name).classes("text-xs font-mono text-muted").style(WRAP)
             elif d.context:
                 ui.label(d.context).classes("text-sm italic text-muted").style(WRAP)
-            if d.state in ("queued", "downloading"):
+            if d.state in ("queued", "downloading") or d.awaiting_files:
                 progress_line(d)
             if review is not None:
                 ui.label(review_line(review)).classes("text-sm text-warning-strong").style(WRAP)

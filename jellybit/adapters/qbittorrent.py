@@ -29,6 +29,7 @@ from jellybit.adapters.qbittorrent_answers import (
 )
 from jellybit.config import QbittorrentConfig
 from jellybit.core.ports import AddTorrent, SyncSnapshot, TorrentFile, TorrentInfo
+from jellybit.core.torrent_files import final_name
 from jellybit.errors import AdapterError, InvalidArgument, TorrentRejected
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,10 @@ def _ids(hashes: Sequence[str]) -> list[str]:
             raise InvalidArgument(f"not an infohash: {str(value)[:80]!r}")
         ids.append(value.lower()[:40])
     return ids
+
+
+def _range(value: list[int] | None) -> tuple[int, int] | None:
+    return (value[0], value[1]) if value is not None and len(value) == 2 else None
 
 
 def _having(torrents: list[TorrentInfo], wanted: set[str]) -> list[TorrentInfo]:
@@ -303,14 +308,17 @@ class QbittorrentClient:
                                 full_update=data.full_update, changed=frozenset(parsed))
 
     async def files(self, torrent_hash: str) -> list[TorrentFile]:
-        """The files of one torrent (`name` relative to its save path)."""
+        """The files of one torrent (`name` relative to its save path, never with `.!qB`), with
+        per-file progress (1: every piece verified) and priority (0: deselected)."""
         (torrent_id,) = _ids([torrent_hash])
         response = await self._call("GET", "torrents/files", params={"hash": torrent_id})
         if response.status_code == 404:
             raise self._error(f"torrents/files: no torrent {torrent_id}")
         entries = self._parse(response, "torrents/files", FILES.validate_json)
-        return [TorrentFile(index=e.index if e.index is not None else i, name=e.name, size=e.size,
-                            progress=min(max(e.progress, 0.0), 1.0)) for i, e in enumerate(entries)]
+        return [TorrentFile(index=e.index if e.index is not None else i, name=final_name(e.name), size=e.size,
+                            progress=min(max(e.progress, 0.0), 1.0), priority=e.priority,
+                            piece_range=_range(e.piece_range), availability=e.availability)
+                for i, e in enumerate(entries)]
 
     async def delete(self, hashes: Sequence[str], *, delete_files: bool) -> None:
         """Remove torrents by id (TorrentInfo.hash), with or without their data."""

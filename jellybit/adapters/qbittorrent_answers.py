@@ -40,6 +40,7 @@ class TorrentAnswer(Answer):
     magnet_uri: str | None = ""
     num_seeds: int | None = 0
     num_leechs: int | None = 0
+    download_path: str | None = ""
 
     def to_info(self) -> TorrentInfo:
         """Convert to the port's dataclass (tags split, eta/timestamps normalized)."""
@@ -65,6 +66,7 @@ class TorrentAnswer(Answer):
             magnet_uri=self.magnet_uri or "",
             num_seeds=max(self.num_seeds or 0, 0),
             num_leechs=max(self.num_leechs or 0, 0),
+            download_path=self.download_path or "",
         )
 
 
@@ -75,6 +77,9 @@ class FileAnswer(Answer):
     name: str
     size: int = 0
     progress: float = 0.0
+    priority: int = 1
+    piece_range: list[int] | None = None
+    availability: float | None = None
 
 
 class MainData(Answer):

@@ -51,6 +51,8 @@ class Download:
     jellyfin_url: str | None = None
     jellyfin_note: str | None = None
     jellyfin_checked_at: str | None = None
+    awaiting_files: bool = False         # recognized early: qBittorrent has not completed its files yet
+    files_in_library: int = 0            # laid out while the rest downloads (early layout)
 
     def hashes(self) -> set[str]:
         """Return the set of infohash values."""

@@ -46,6 +46,7 @@ class TorrentInfo:
     magnet_uri: str = ""
     num_seeds: int = 0                   # connected seeds
     num_leechs: int = 0                  # connected peers that are not seeds
+    download_path: str = ""              # where it downloads while incomplete ("": in save_path)
 
     def hashes(self) -> set[str]:
         """The real infohashes (never the truncated `hash` of a v2/hybrid torrent alone)."""
@@ -57,12 +58,28 @@ class TorrentInfo:
 
 @dataclass(frozen=True)
 class TorrentFile:
-    """One file inside a torrent as qBittorrent lists it (`name` is relative to save_path)."""
+    """One file inside a torrent as qBittorrent lists it (`name` is relative to save_path).
+
+    `name` is the final name (never with the `.!qB` suffix the file may carry on disk while
+    incomplete); `progress` 1 means every piece it touches is downloaded and verified.
+    """
 
     index: int
     name: str
     size: int
     progress: float
+    priority: int = 1                    # 0: the user deselected it (never downloaded, never laid out)
+    piece_range: tuple[int, int] | None = None
+    availability: float | None = None    # copies among connected peers (-1 or None: unknown)
+
+
+@dataclass(frozen=True)
+class PathPlace:
+    """Where a qBittorrent path is on this machine: its filesystem, and whether Jellybit may read it."""
+
+    local: str
+    device: int | None              # st_dev of the path or its nearest existing folder; None: unknown
+    inside_downloads: bool
 
 
 @dataclass(frozen=True)
@@ -142,6 +159,7 @@ class RecognitionRequest:
     previous: Recognition | None = None      # the current recognition, for reuse on apply
     chosen: Candidate | None = None          # a candidate a human picked
     use_llm: bool = True                     # False on apply: reuse the previous answer
+    pending: frozenset[str] = frozenset()    # files still downloading: their bytes are not read yet
 
 
 class Recognizer(Protocol):
@@ -214,6 +232,13 @@ class Layouter(Protocol):
 
     async def apply(self, download: Download, recognition: Recognition) -> ApplyResult:
         """Lay out the recognition's plan as one crash-safe batch."""
+
+    async def apply_files(self, download: Download, recognition: Recognition,
+                          sources: frozenset[str]) -> ApplyResult:
+        """Lay out only these files of the plan (complete while the rest downloads) as one batch."""
+
+    def place_of(self, path: str) -> PathPlace:
+        """Where a path qBittorrent reports is here: its filesystem, and whether it is inside downloads."""
 
     def check_library(self, media_type: MediaType) -> None:
         """Raise the `StorageFault` of the library a media type goes to (full, read-only, unmounted)."""

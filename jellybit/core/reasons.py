@@ -77,6 +77,10 @@ PENALTIES: dict[str, Penalty] = {p.code: p for p in (
     # the pipeline
     Penalty("no_files", 1.0, True, "qBittorrent lists no complete file for the torrent"),
     Penalty("recognizer_error", 1.0, True, "recognition crashed; a human decides"),
+    Penalty("files_pending", 0.0, False, "recognized while some files still download; what needs their "
+            "bytes (a subtitle's language) is read, and the plan checked again, when they complete"),
+    Penalty("content_changed", 0.0, True, "the completed files changed the decision taken while they "
+            "downloaded; a human decides again"),
     # the layout preview
     Penalty("folder_inherited", 0.0, False, "the title already has a folder in the library; it is reused"),
     Penalty("folder_id_mismatch", 0.0, True, "the title's existing folder carries another id tag"),

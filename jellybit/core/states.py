@@ -40,18 +40,19 @@ SETTLED_STATES: frozenset[State] = frozenset(set(State) - ACTIVE_STATES)
 # caller goes through its activate-if-no-other-active guard.
 TRANSITIONS: dict[tuple[State, State], str] = {
     (State.QUEUED, State.DOWNLOADING): "qBittorrent has the torrent",
-    (State.DOWNLOADING, State.RECOGNIZING): "download complete",
+    (State.DOWNLOADING, State.RECOGNIZING): "file list known, or download complete",
     (State.DOWNLOADING, State.FAILED): "torrent error, stall, metadata timeout or source missing",
     (State.QUEUED, State.FAILED): "qBittorrent refused the torrent",
     (State.RECOGNIZING, State.APPLYING): "confident, confirmed match",
     (State.RECOGNIZING, State.REVIEW): "needs a human decision",
-    (State.RECOGNIZING, State.FAILED): "source files vanished",
+    (State.RECOGNIZING, State.FAILED): "source files vanished, or the torrent failed while downloading",
     (State.REVIEW, State.APPLYING): "apply",
     (State.REVIEW, State.RECOGNIZING): "refine, or retry after a metadata outage",
     (State.REVIEW, State.CANCELLED): "reject",
+    (State.REVIEW, State.FAILED): "the torrent failed while downloading",
     (State.APPLYING, State.DONE): "laid out",
-    (State.APPLYING, State.REVIEW): "collision",
-    (State.APPLYING, State.FAILED): "layout I/O error",
+    (State.APPLYING, State.REVIEW): "collision, or the completed files changed the decision",
+    (State.APPLYING, State.FAILED): "layout I/O error, or the torrent failed while downloading",
     (State.DONE, State.REVERTED): "undo",
     (State.DONE, State.TARGET_MISSING): "reconcile: library files gone",
     (State.DONE, State.ORPHANED): "reconcile: torrent gone",
@@ -75,6 +76,11 @@ TRANSITIONS: dict[tuple[State, State], str] = {
 for _state in ACTIVE_STATES:
     TRANSITIONS.setdefault((_state, State.CANCELLED), "cancel")
 del _state
+
+
+# While `awaiting_files` is set (recognized early), a download in one of these states still follows
+# its torrent like `downloading` does: progress, errors, stalls, a vanished torrent, completion.
+EARLY_STATES: frozenset[State] = frozenset({State.RECOGNIZING, State.REVIEW, State.APPLYING})
 
 
 # command -> the states in which the engine accepts it: the one rule every face reads (through

@@ -90,6 +90,8 @@ class DownloadRow(TypedDict):
     jellyfin_url: str | None
     jellyfin_note: str | None
     jellyfin_checked_at: str | None
+    awaiting_files: int             # 1 = recognized while its files still download
+    files_in_library: int           # laid out while the rest downloads
     infohashes: list[str]           # the hash values, sorted
     media_type: str | None          # a `MediaType` value
     title: str | None
@@ -128,3 +130,4 @@ class SummaryRecord:
     review_queue: int
     last_done: tuple[Download, Recognition | None] | None
     waiting: tuple[tuple[Download, Recognition | None], ...] = ()
+    early: int = 0          # recognized, in review or decided while the files still download

@@ -31,6 +31,11 @@ def is_complete(torrent: TorrentInfo) -> bool:
             and not is_error(torrent) and not lacks_metadata(torrent))
 
 
+def files_known(torrent: TorrentInfo) -> bool:
+    """qBittorrent lists every file with its size and is not checking or moving them: recognizable."""
+    return not lacks_metadata(torrent) and torrent.state not in BUSY_STATES and not is_error(torrent)
+
+
 def can_stall(torrent: TorrentInfo) -> bool:
     """The torrent is meant to be making progress (not held, checked, or waiting for metadata)."""
     return not (torrent.state in HELD_STATES or torrent.state in BUSY_STATES

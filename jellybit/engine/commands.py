@@ -76,13 +76,14 @@ def _page_filter(states: Iterable[object] | None, text: object, limit: int,
     return wanted, query
 
 
-def retry_target(current: State, stopped_at: State | None) -> State:
+def retry_target(current: State, stopped_at: State | None, awaiting_files: bool = False) -> State:
     """The stage a retry resumes: where the download stopped, as the transition table allows.
 
     Download-stage failures resume at `queued`: the worker looks for the torrent in
-    qBittorrent first and re-adds it only when it is not there.
+    qBittorrent first and re-adds it only when it is not there. So does a download that stopped
+    while its files still downloaded (recognized early), whatever stage it had reached.
     """
-    if stopped_at in (State.QUEUED, State.DOWNLOADING, None):
+    if stopped_at in (State.QUEUED, State.DOWNLOADING, None) or awaiting_files:
         wanted = State.QUEUED
     elif stopped_at in (State.RECOGNIZING, State.REVIEW):
         wanted = State.RECOGNIZING
@@ -275,12 +276,13 @@ class Commands:
         async with self._locked(download, "retry") as download:
             history = await self.store.transitions(download.id)
             into = [t for t in history if t.to_state is download.state]
-            target = retry_target(download.state, into[-1].from_state if into else None)
+            target = retry_target(download.state, into[-1].from_state if into else None,
+                                  download.awaiting_files)
             # The guard runs inside the same transaction as the change: nothing happens on Conflict.
             download = await self.serial.change(
                 download.id, target, reason="retry", actor=Actor.HUMAN, expected=download.state,
                 reactivate=True, fields={"error_code": None, "error_msg": None, "source_miss_count": 0,
-                                         "retried_at": clock.now()},
+                                         "retried_at": clock.now(), "awaiting_files": False},
             )
             self.worker.start_stage(download)
         return download
@@ -396,7 +398,7 @@ class Commands:
         queue = record.review_queue
         return Summary(
             states=counts, active=sum(counts[s.value] for s in ACTIVE_STATES),
-            downloading=counts[State.DOWNLOADING.value], in_review=counts[State.REVIEW.value],
+            downloading=counts[State.DOWNLOADING.value] + record.early, in_review=counts[State.REVIEW.value],
             failed=counts[State.FAILED.value], review_queue=queue, last_done=record.last_done,
             waiting=record.waiting,
         )
@@ -416,7 +418,8 @@ class Commands:
             except AdapterError:
                 pass  # the next poll records it; the status shows the last known health
         qbt = QbittorrentStatus(reachable=health.reachable, since=health.since, error=health.error,
-                                torrents=health.torrents, version=version, api_version=api)
+                                torrents=health.torrents, version=version, api_version=api,
+                                early_layout=self.worker.early.status())
         return Status(version=__version__, qbittorrent=qbt,
                       reconcile=self.worker.housekeeping.reconciler.progress)
 

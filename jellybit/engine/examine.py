@@ -3,6 +3,12 @@
 The worker (worker.py) decides which downloads a cycle examines; this module decides what an
 examination does with one of them, under the download's lock. Everything it writes it also
 hands to the active set, so the in-memory copy never needs a read to catch up with the worker.
+
+Recognition starts as soon as qBittorrent lists the files (`worker.recognize_early`): the download
+goes on to `recognizing` with `awaiting_files` set, and while that flag stands it is followed like a
+`downloading` one in `recognizing`, `review` and `applying` alike (progress, errors, stalls, a
+vanished torrent). Completion clears the flag and, in `applying`, starts the layout, which first
+checks the completed files (pipeline.py).
 """
 
 from __future__ import annotations
@@ -18,9 +24,16 @@ from jellybit.config import QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download, Infohash
 from jellybit.core.ports import AddTorrent, TorrentClient, TorrentInfo
-from jellybit.core.states import Actor, State
+from jellybit.core.states import EARLY_STATES, Actor, State
 from jellybit.core.store_port import DownloadStore
-from jellybit.core.torrent_state import TorrentIndex, is_complete, is_error, near_completion, view_fields
+from jellybit.core.torrent_state import (
+    TorrentIndex,
+    files_known,
+    is_complete,
+    is_error,
+    near_completion,
+    view_fields,
+)
 from jellybit.engine.active_set import ActiveDownloads
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.housekeeping import Housekeeping
@@ -34,6 +47,16 @@ log = logging.getLogger(__name__)
 
 PROGRESS_KEYS = frozenset({"progress", "dl_speed", "eta", "torrent_state", "num_seeds", "num_peers"})
 POLLED = (State.QUEUED, State.DOWNLOADING, State.RECOGNIZING)
+
+
+def still_downloading(download: Download) -> bool:
+    """Recognized early and qBittorrent has not completed its files yet."""
+    return download.awaiting_files and download.state in EARLY_STATES
+
+
+def polled(download: Download) -> bool:
+    """Tell whether poll cycles follow this download's torrent."""
+    return download.state in POLLED or still_downloading(download)
 
 
 def hash_kind(value: str) -> str:
@@ -102,7 +125,7 @@ class Examiner:
         download = self.active.get(download_id)
         if download is None or self.active.changed(download_id):
             download = await self.active.reread(download_id)
-        if download is None or download.state not in POLLED:
+        if download is None or not polled(download):
             return
         torrent = index.find(download.hashes(), download.qbt_tag)
         self.active.matched(download.id, torrent.hash if torrent is not None else None)
@@ -110,7 +133,7 @@ class Examiner:
             self.housekeeping.claim(torrent.hashes())
         if download.state is State.QUEUED:
             await self._queued(download, torrent)
-        elif download.state is State.DOWNLOADING:
+        elif download.state is State.DOWNLOADING or still_downloading(download):
             await self._downloading(download, torrent, count_misses)
         elif torrent is None:
             await self._missed(download, count_misses)
@@ -201,16 +224,46 @@ class Examiner:
         if expired is not None:
             await self._fail(download, expired.code, expired.message, fields)
             return
+        if download.state is not State.DOWNLOADING:
+            await self._early(download, torrent, fields)
+            return
         if is_complete(torrent):
             fields["completed_at"] = clock.now()
             await self._change(download, State.RECOGNIZING, reason="download complete", fields=fields)
             self.pipeline.start_recognition(download.id, torrent.hash)
             return
+        if self.config.recognize_early and files_known(torrent):
+            fields["awaiting_files"] = True
+            await self._change(download, State.RECOGNIZING, reason=f"file list known, {torrent.progress:.0%} "
+                               "downloaded: recognized while it downloads", fields=fields)
+            self.pipeline.start_recognition(download.id, torrent.hash)
+            return
+        self._watch_near(download, torrent)
+        await self._update_view(download, fields)
+
+    async def _early(self, download: Download, torrent: TorrentInfo, fields: dict[str, Any]) -> None:
+        """A download recognized early: follow its torrent; on completion clear the flag and go on."""
+        if not is_complete(torrent):
+            self._watch_near(download, torrent)
+            await self._update_view(download, fields)
+            if download.state is State.RECOGNIZING:
+                self.pipeline.start_recognition(download.id, torrent.hash)
+            return
+        self.near.discard(download.id)
+        self.timeouts.forget(download.id)
+        download = await self._update_view(download, {**fields, "completed_at": clock.now(),
+                                                      "awaiting_files": False})
+        log.info("the files are complete", **for_download(download.id, state=download.state.value))
+        if download.state is State.APPLYING:
+            await self.pipeline.resume_apply(download.id, torrent.hash)
+        elif download.state is State.RECOGNIZING:
+            self.pipeline.start_recognition(download.id, torrent.hash)
+
+    def _watch_near(self, download: Download, torrent: TorrentInfo) -> None:
         if near_completion(torrent, self.config.near_completion_eta):
             self.near.add(download.id)
         else:
             self.near.discard(download.id)
-        await self._update_view(download, fields)
 
     async def _missed(self, download: Download, count_misses: bool) -> None:
         """The torrent is not in qBittorrent's list: count it; fail after the debounce."""
@@ -263,7 +316,7 @@ class Examiner:
             self._publish(EventKind.PROGRESS, download, {
                 "progress": download.progress, "dl_speed": download.dl_speed, "eta": download.eta,
                 "torrent_state": download.torrent_state, "size": download.total_size})
-        if changed.keys() - PROGRESS_KEYS - {"source_miss_count"}:
+        if changed.keys() - PROGRESS_KEYS - {"source_miss_count", "completed_at"}:
             self._publish(EventKind.DOWNLOAD_UPDATED, download,
                           {k: v for k, v in changed.items() if k not in PROGRESS_KEYS})
         return download

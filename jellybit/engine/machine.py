@@ -75,6 +75,9 @@ def events_for(download: Download, transition: Transition) -> list[Event]:
     if follow_up is EventKind.FAILED:
         events.append(Event(follow_up, **base, data={"error_code": download.error_code,
                                                       "error_msg": download.error_msg}))
+    elif follow_up is EventKind.REVIEW_REQUESTED and download.awaiting_files:
+        # Asked while it downloads: the ping says how far ("still downloading, 37 %").
+        events.append(Event(follow_up, **base, data={"progress": download.progress}))
     elif follow_up is not None:
         events.append(Event(follow_up, **base))
     return events

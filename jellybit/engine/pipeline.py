@@ -9,6 +9,14 @@ is scheduled to be recognized again by itself (`retries.py`). `applying` after a
 recognizes again without the LLM (the chosen candidate and the overrides win) and lays out
 even when not automatic; any other `applying` (automatic, retry, relink, recovery) lays out the
 current recognition. A collision sends the download back to review; an I/O error fails it.
+
+Recognized early (`awaiting_files`: qBittorrent has the file list, not yet the bytes): the plan
+covers every wanted file, no byte of a pending one is read, a missing source is no reason yet, and
+the recognition carries the `files_pending` note. A decision taken then (automatic, or a human's
+apply, which is recognized again and stored) waits in `applying`. Once the files are complete the
+apply stage recognizes again without the LLM, with the decision's candidate and the overrides,
+reading the bytes; when that changes the decision (core/arrival.py) the download goes to review
+with `content_changed`, else it is laid out without asking again.
 """
 
 from __future__ import annotations
@@ -16,8 +24,15 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from jellybit.core.models import Download
-from jellybit.core.ports import Layouter, LayoutPreview, RecognitionRequest, Recognizer, TorrentClient
+from jellybit.core import arrival
+from jellybit.core.models import Download, Transition
+from jellybit.core.ports import (
+    Layouter,
+    LayoutPreview,
+    RecognitionRequest,
+    Recognizer,
+    TorrentClient,
+)
 from jellybit.core.reasons import blocking, in_words, reason
 from jellybit.core.records import Plan, PlanItem, Reason, Recognition, RecognitionDraft, Role, SourceFile
 from jellybit.core.states import Actor, State
@@ -73,15 +88,30 @@ class Pipeline:
         return self.serial.spawn(download_id, RECOGNIZE,
                                  lambda: self._recognition_stage(download_id, torrent_hash))
 
-    def start_apply(self, download_id: str, *, mode: str = "plain") -> bool:
+    def start_apply(self, download_id: str, *, mode: str = "plain", torrent_hash: str | None = None) -> bool:
         """Lay out a download in `applying`.
 
         `mode`: "human" (after **apply**: recognize again without the LLM first), "relink"
-        (after **relink**: the layouter forgets vanished targets first) or "plain".
+        (after **relink**: the layouter forgets vanished targets first) or "plain". `torrent_hash`
+        (qBittorrent's id of its torrent, when known) lets a decision taken while the files
+        downloaded be checked against the files qBittorrent lists as complete and wanted.
         """
         if mode not in APPLY_MODES:
             raise ValueError(f"unknown apply mode {mode!r}")
-        return self.serial.spawn(download_id, APPLY, lambda: self._apply_stage(download_id, mode))
+        return self.serial.spawn(download_id, APPLY,
+                                 lambda: self._apply_stage(download_id, mode, torrent_hash))
+
+    async def resume_apply(self, download_id: str, torrent_hash: str | None = None) -> bool:
+        """Start the apply stage of a download in `applying` in the mode its last transition says."""
+        history = await self.store.transitions(download_id)
+        last = history[-1] if history else None
+        mode = "plain"
+        if last is not None and last.to_state is State.APPLYING:
+            if last.from_state is State.REVIEW:
+                mode = "human"
+            elif last.from_state is State.TARGET_MISSING:
+                mode = "relink"
+        return self.start_apply(download_id, mode=mode, torrent_hash=torrent_hash)
 
     # ------------------------------------------------------------ recognizing
 
@@ -100,8 +130,11 @@ class Pipeline:
                             **for_download(download_id))
                 return  # the next poll starts the stage again
             # Files left at priority 0 never complete and are not on disk: not part of the plan.
-            sources = tuple(SourceFile(f.name, f.size) for f in files if f.progress >= 1)
-            draft = await self._recognize(replace(request, files=sources))
+            early = request.download.awaiting_files
+            wanted = [f for f in files if f.progress >= 1 or (early and f.priority > 0)]
+            sources = tuple(SourceFile(f.name, f.size) for f in wanted)
+            pending = frozenset(f.name for f in wanted if f.progress < 1)
+            draft = await self._recognize(replace(request, files=sources, pending=pending))
         async with self.serial.serialized(download_id):
             current = await self.store.find_download(download_id)
             if (current is None or current.state is not State.RECOGNIZING
@@ -109,7 +142,7 @@ class Pipeline:
                 log.info("recognition result discarded: the download changed meanwhile",
                          **for_download(download_id))
                 return
-            await self._decide(current, draft, human=False)
+            await self._decide(current, draft, human=False, pending=pending)
 
     async def _request(self, download: Download, files: tuple[SourceFile, ...]) -> RecognitionRequest:
         previous = await self.store.current_recognition(download.id)
@@ -147,10 +180,21 @@ class Pipeline:
             found = reason("layout_preview", f"cannot compute the targets: {message}")
             return LayoutPreview(plan=draft.plan, reasons=(found,)), False
 
-    async def _decide(self, download: Download, draft: RecognitionDraft, *, human: bool) -> None:
-        """Store the previewed recognition, then lay out or ask a human (lock held)."""
+    async def _decide(self, download: Download, draft: RecognitionDraft, *, human: bool,
+                      pending: frozenset[str] = frozenset()) -> None:
+        """Store the previewed recognition, then lay out or ask a human (lock held).
+
+        With files `pending` (still downloading) a decision is stored and waits in `applying`.
+        """
         preview, ok = await self._preview(download, draft)
-        reasons = merge_reasons(draft.reasons, preview.reasons)
+        found = preview.reasons
+        if pending:
+            # Not on disk yet (or not under its final name): checked once the files complete.
+            found = tuple(r for r in found if r.code != "source_missing")
+            found += (reason(arrival.PENDING_CODE, f"{len(pending)} of {len(draft.plan.items)} files are "
+                             f"still downloading ({download.progress:.0%}): their content is checked "
+                             "when they complete"),)
+        reasons = merge_reasons(draft.reasons, found)
         stored = await self.store.save_recognition(
             download.id, replace(_as_draft(draft), plan=preview.plan, reasons=reasons)
         )
@@ -159,7 +203,10 @@ class Pipeline:
                 await self.serial.change(download.id, State.REVIEW, reason=review_reason(preview.reasons),
                                          actor=Actor.WORKER, expected=State.APPLYING)
                 return
-            await self._lay_out(download, stored)
+            if not pending:
+                await self._lay_out(download, stored)
+            else:
+                log.info("apply kept: laid out once the files are complete", **for_download(download.id))
             return
         if any(r.code == RETRY_CODE for r in reasons):
             delay = self.retries.schedule(download.id)
@@ -167,35 +214,40 @@ class Pipeline:
                      **for_download(download.id))
         else:
             self.retries.clear(download.id)
-        if draft.automatic and not blocking(preview.reasons):
+        if draft.automatic and not blocking(found):
+            waits = f"; laid out once the files are complete ({download.progress:.0%})" if pending else ""
             download = await self.serial.change(
-                download.id, State.APPLYING, reason=f"automatic: {stored.provider} {stored.provider_id}",
-                actor=Actor.WORKER, expected=State.RECOGNIZING,
+                download.id, State.APPLYING, actor=Actor.WORKER, expected=State.RECOGNIZING,
+                reason=f"automatic: {stored.provider} {stored.provider_id}{waits}",
             )
-            await self._lay_out(download, stored)
+            if not pending:
+                await self._lay_out(download, stored)
         else:
             await self.serial.change(download.id, State.REVIEW, reason=review_reason(reasons),
                                      actor=Actor.WORKER, expected=State.RECOGNIZING)
 
     # ------------------------------------------------------------ applying
 
-    async def _apply_stage(self, download_id: str, mode: str) -> None:
-        if mode != "human":
-            async with self.serial.serialized(download_id):
-                download = await self.store.find_download(download_id)
-                if download is None or download.state is not State.APPLYING:
-                    return
-                recognition = await self.store.current_recognition(download_id)
+    async def _apply_stage(self, download_id: str, mode: str, torrent_hash: str | None = None) -> None:
+        baseline: Recognition | None = None
+        async with self.serial.serialized(download_id):
+            download = await self.store.find_download(download_id)
+            if download is None or download.state is not State.APPLYING:
+                return
+            recognition = await self.store.current_recognition(download_id)
+            if mode != "relink" and recognition is not None:
+                baseline = await self._decided_early(download_id, recognition)
+            if mode != "human" and baseline is None:
+                if download.awaiting_files and mode != "relink":
+                    return          # decided while downloading: laid out once the files are complete
                 if recognition is None:
                     await self.serial.change(download_id, State.REVIEW, reason="nothing recognized to apply",
                                              actor=Actor.WORKER, expected=State.APPLYING)
                     return
                 await self._lay_out(download, recognition, relink=mode == "relink")
-            return
-        async with self.serial.serialized(download_id):
-            download = await self.store.find_download(download_id)
-            if download is None or download.state is not State.APPLYING:
                 return
+            if download.awaiting_files and baseline is not None:
+                return              # the human's decision is stored; it waits for the files
             epoch = self.serial.epoch(download_id)
             request = await self._request(download, files=())
             previous = request.previous
@@ -203,8 +255,19 @@ class Pipeline:
             chosen = next((c for c in previous.candidates if c.chosen), None) if previous else None
             if previous is not None and previous.plan.films:
                 chosen = None         # a movie pack's films are pinned one by one, in the overrides
-            request = replace(request, files=files, chosen=chosen, use_llm=False)
+            pending = frozenset(f.path for f in files) if download.awaiting_files else frozenset()
+            request = replace(request, files=files, chosen=chosen, use_llm=False, pending=pending)
         async with self.serial.external(download_id):
+            if baseline is not None and torrent_hash is not None:
+                try:
+                    listed = await self.client.files(torrent_hash)
+                except AdapterError as exc:
+                    log.warning("cannot list the torrent's files yet: %s", exc.message,
+                                **for_download(download_id))
+                    return  # the next poll starts the stage again
+                # A file deselected since the decision is no longer part of the download.
+                complete = {f.name for f in listed if f.priority > 0 and f.progress >= 1}
+                request = replace(request, files=tuple(f for f in request.files if f.path in complete))
             draft = await self._recognize(request)
         async with self.serial.serialized(download_id):
             current = await self.store.find_download(download_id)
@@ -212,7 +275,45 @@ class Pipeline:
                     or self.serial.epoch(download_id) != epoch):
                 log.info("apply discarded: the download changed meanwhile", **for_download(download_id))
                 return
-            await self._decide(current, draft, human=True)
+            if baseline is not None:
+                await self._arrived(current, draft, baseline)
+            else:
+                await self._decide(current, draft, human=True, pending=pending)
+
+    async def _decided_early(self, download_id: str, recognition: Recognition) -> Recognition | None:
+        """The decision taken while the files downloaded, to check the completed files against.
+
+        An automatic one is the recognition that entered `applying`; after a human's apply, only one
+        recognized again after the apply (it holds the chosen candidate and the overrides).
+        """
+        if not arrival.recognized_early(recognition):
+            return None
+        history = await self.store.transitions(download_id)
+        entered = _last_into(history, State.APPLYING)
+        human = entered is not None and entered.from_state is State.REVIEW
+        return None if human and recognition.created_at <= entered.created_at else recognition
+
+    async def _arrived(self, download: Download, draft: RecognitionDraft, baseline: Recognition) -> None:
+        """The files are complete: lay out the decision, or ask again when their content changed it."""
+        preview, ok = await self._preview(download, draft)
+        reasons = merge_reasons(draft.reasons, preview.reasons)
+        checked = replace(_as_draft(draft), plan=preview.plan, reasons=reasons)
+        changes = arrival.decision_changes(baseline, checked)
+        if not ok and not changes:
+            changes = [r.message for r in preview.reasons]
+        if changes:
+            said = arrival.in_words(changes)
+            found = reason(arrival.CHANGED_CODE, f"after the files completed: {said}")
+            checked = replace(checked, reasons=merge_reasons((found,), reasons))
+        stored = await self.store.save_recognition(download.id, checked)
+        if changes:
+            log.info("the completed files changed the decision: %s", "; ".join(changes),
+                     **for_download(download.id))
+            await self.serial.change(download.id, State.REVIEW, actor=Actor.WORKER, expected=State.APPLYING,
+                                     reason=f"needs review: the completed files changed the decision: "
+                                            f"{arrival.in_words(changes)}"[:500])
+            return
+        await self._lay_out(download, stored)
 
     async def _lay_out(self, download: Download, recognition: Recognition, *, relink: bool = False) -> None:
         """Apply the plan and settle the outcome (lock held, state `applying`)."""
@@ -273,6 +374,10 @@ class Pipeline:
         await self.serial.change(download_id, State.FAILED, reason=f"layout_io: {message}",
                                  actor=Actor.WORKER, expected=State.APPLYING,
                                  fields={"error_code": "layout_io", "error_msg": message[:2000]})
+
+
+def _last_into(history: list[Transition] | tuple[Transition, ...], state: State) -> Transition | None:
+    return next((t for t in reversed(history) if t.to_state is state), None)
 
 
 def _empty_plan(request: RecognitionRequest) -> Plan:

@@ -363,7 +363,7 @@ class RecognitionEngine:
             videos = [i.source for i in items if i.role is Role.VIDEO]
             releases, disagreements = read(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
-                                                   llm_files, source=said)
+                                                   llm_files, source=said, pending=request.pending)
         reasons.extend([*refused, *track_reasons])
         understanding = self._understand(torrent, releases, answer, overrides, request.chosen, stated.reading,
                                          reasons)

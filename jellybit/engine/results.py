@@ -80,7 +80,7 @@ class Summary:
 
     states: dict[str, int]
     active: int
-    downloading: int
+    downloading: int                       # still downloading, in any state (recognized early too)
     in_review: int
     failed: int
     review_queue: int                      # in review and not deferred right now
@@ -98,6 +98,7 @@ class QbittorrentStatus:
     torrents: int = 0
     version: str | None = None
     api_version: str | None = None
+    early_layout: str | None = None      # why files wait for their whole torrent (None: laid out early)
 
 
 @dataclass(frozen=True)

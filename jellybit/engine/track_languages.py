@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from jellybit.core.models import Download
 from jellybit.core.numbering import Overrides
@@ -18,16 +18,23 @@ log = logging.getLogger(__name__)
 
 async def settle_tracks(
     sampler: SubtitleSampler | None, download: Download, items: Sequence[PlanItem], overrides: Overrides,
-    llm: Mapping[str, LlmFileAnswer], *, source: str = "the LLM",
+    llm: Mapping[str, LlmFileAnswer], *, source: str = "the LLM", pending: Collection[str] = (),
 ) -> tuple[list[PlanItem], list[Reason]]:
-    """Languages in order (pinned, name, LLM, text); a sampler failure leaves them unknown, never raises."""
+    """Languages in order (pinned, name, LLM, text); a sampler failure leaves them unknown, never raises.
+
+    A file in `pending` is still downloading: its text is not read now (its head may be zeros) but
+    when it completes, by the recognition that checks the completed files.
+    """
     settled = settle_known(items, overrides, llm, source=source)
     sampling = plan_sampling(settled)
     samples: Mapping[str, SubtitleSample] = {}
     not_read = "subtitle text is not read (no reader is configured)"
-    if sampling.read and sampler is not None:
+    readable = tuple(s for s in sampling.read if s not in pending)
+    if sampler is not None and len(readable) < len(sampling.read):
+        not_read = "still downloading: its text is read when the file completes"
+    if readable and sampler is not None:
         try:
-            samples = await sampler.sample(download, sampling.read)
+            samples = await sampler.sample(download, readable)
         except Exception as exc:
             if not isinstance(exc, JellybitError):
                 log.exception("subtitle sampler crashed", **for_download(download.id))

@@ -27,13 +27,14 @@ from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.backoff import backoff
 from jellybit.core.models import Download
 from jellybit.core.ports import Layouter, Recognizer, SyncSnapshot, TorrentClient, TorrentInfo
-from jellybit.core.states import State
+from jellybit.core.states import EARLY_STATES, State
 from jellybit.core.store_port import StorePort
 from jellybit.core.torrent_state import TorrentIndex
 from jellybit.engine.active_set import FULL_RELOAD, ActiveDownloads
 from jellybit.engine.completion_hook import CompletionHook
+from jellybit.engine.early_layout import EarlyLayout, decided_while_downloading
 from jellybit.engine.events import Event, EventBus, EventKind
-from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name
+from jellybit.engine.examine import POLLED, Examiner, hash_kind, magnet_for, placeholder_name, polled
 from jellybit.engine.housekeeping import Housekeeping
 from jellybit.engine.pipeline import Pipeline
 from jellybit.engine.retries import OutageRecovery, OutageRetries
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 __all__ = ["APPEAR_TIMEOUT", "QbtHealth", "Worker", "hash_kind", "magnet_for", "placeholder_name"]
 
 STOP_GRACE = 30.0
+EARLY_CHECK = 300.0       # seconds between two reads of qBittorrent's settings for early layout
 APPEAR_TIMEOUT = 60.0     # least time an accepted add may take to show up in qBittorrent's list
 
 
@@ -88,9 +90,13 @@ class Worker:
         self._failures = 0
         self._grace_until = 0.0
         self._changed: set[str] = set()      # torrents changed or gone since the last cycle looked
+        self._waiting: set[str] = set()      # applying, awaiting files, its stage already ran once
         self._full = True                    # the next cycle examines every polled download
         self._reloaded_at = time.monotonic()
         self.completion = CompletionHook(client, qbittorrent)
+        self.early = EarlyLayout(store, self.serial, client, layouter, bus=bus, enabled=worker.early_layout)
+        self._early_checked = 0.0
+        self._files_moving = False           # a decided download is downloading: poll at file pace
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._started = False
@@ -206,10 +212,14 @@ class Worker:
         self._wake.set()
 
     def next_poll(self) -> float:
-        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete."""
+        """Seconds to the next poll: `fast_poll_interval` while a download is about to complete,
+        `file_poll_interval` while a decided download's files are arriving (early layout)."""
+        wait = self.poll_interval
         if self.examiner.near:
-            return min(self.config.fast_poll_interval, self.poll_interval)
-        return self.poll_interval
+            wait = min(self.config.fast_poll_interval, wait)
+        if self._files_moving:
+            wait = min(self.config.file_poll_interval, wait)
+        return wait
 
     @property
     def failed_polls(self) -> int:
@@ -253,6 +263,9 @@ class Worker:
             return False
         if self._reachable(len(snapshot.torrents)):
             await self.completion.ensure()
+            await self._check_early(force=True)
+        else:
+            await self._check_early(force=False)
         index = self._take(snapshot)
         changed, full, self._changed, self._full = self._changed, self._full, set(), False
         count_misses = time.monotonic() >= self._grace_until
@@ -268,9 +281,33 @@ class Worker:
                     continue        # logged once by the storage watch, not once per download per cycle
                 log.error("polling the download failed: %r", result, exc_info=result,
                           **for_download(download_id))
+        self._lay_out_early(index, changed, full)
         if self.config.adopt:
             await self.housekeeping.adopt_new(index, index.torrent_ids() if full else changed)
         return True
+
+    async def _check_early(self, *, force: bool) -> None:
+        """Read qBittorrent's settings for early layout on (re)connecting and every EARLY_CHECK s."""
+        if not self.config.early_layout:
+            return
+        if force or time.monotonic() - self._early_checked > EARLY_CHECK:
+            self._early_checked = time.monotonic()
+            await self.early.check()
+
+    def _lay_out_early(self, index: TorrentIndex, changed: set[str], full: bool) -> None:
+        """Start early layout for decided downloads whose torrent changed (every one after a full poll)."""
+        moving = False
+        for download in self.active.in_state(State.APPLYING):
+            if not decided_while_downloading(download):
+                self.early.forget(download.id)
+                continue
+            torrent = index.find(download.hashes(), download.qbt_tag)
+            if torrent is None:
+                continue
+            moving = moving or torrent.progress < 1
+            if full or torrent.hash in changed:
+                self.early.start(download, torrent)
+        self._files_moving = moving and self.early.safe
 
     def _take(self, snapshot: SyncSnapshot) -> TorrentIndex:
         """Bring the torrent index up to date with a sync's answer; remember what it changed."""
@@ -289,15 +326,16 @@ class Worker:
         """The downloads this cycle looks at (all polled ones after a full answer)."""
         active = self.active
         if full:
-            return active.ids_in(*POLLED)
+            return {i for i in active.ids_in(*POLLED, *EARLY_STATES)
+                    if (d := active.get(i)) is not None and polled(d)}
         wanted = (refreshed | active.ids_in(State.QUEUED) | active.owners(changed)
-                  | active.unmatched(State.DOWNLOADING, State.RECOGNIZING))
+                  | active.unmatched(State.DOWNLOADING, *EARLY_STATES))
         # A recognition stage that ended without moving the download (its torrent's files could not
         # be listed yet, a crash) is started again by the next examination.
         wanted |= {i for i in active.ids_in(State.RECOGNIZING) if self.serial.stage(i) is None}
         if self.timeouts.sweep_due():
             wanted |= self.timeouts.overdue()
-        return {i for i in wanted if (d := active.get(i)) is not None and d.state in POLLED}
+        return {i for i in wanted if (d := active.get(i)) is not None and polled(d)}
 
     def _unreachable(self, exc: AdapterError) -> None:
         self._failures += 1
@@ -323,6 +361,8 @@ class Worker:
     def _state_changed(self, download_id: str) -> None:
         # Even the examination's own transitions: the next cycle looks at it in its new state.
         self.examiner.forget(download_id)
+        self.early.forget(download_id)
+        self._waiting.discard(download_id)
         self.active.mark(download_id)
 
     def _touched(self, download_id: str) -> None:
@@ -340,15 +380,14 @@ class Worker:
     async def _ensure_apply(self, download: Download) -> None:
         if self.serial.stage(download.id) is not None or self.serial.busy(download.id):
             return
-        history = await self.store.transitions(download.id)
-        last = history[-1] if history else None
-        mode = "plain"
-        if last is not None and last.to_state is State.APPLYING:
-            if last.from_state is State.REVIEW:
-                mode = "human"
-            elif last.from_state is State.TARGET_MISSING:
-                mode = "relink"
-        self.pipeline.start_apply(download.id, mode=mode)
+        if download.awaiting_files:
+            # Decided while downloading: the stage runs once (a human's apply is recognized again and
+            # stored), then the examination starts it again when the files are complete.
+            if download.id in self._waiting:
+                return
+            self._waiting.add(download.id)
+        torrent = self.index.find(download.hashes(), download.qbt_tag) if self.index is not None else None
+        await self.pipeline.resume_apply(download.id, torrent.hash if torrent is not None else None)
 
     # ------------------------------------------------------------ adoption and reconciliation
 

@@ -29,6 +29,14 @@ def _applied_by_human(timeline: Iterable[TransitionRow]) -> bool:
     return bool(last and last.actor == "human")
 
 
+def _downloading(download: DownloadPayload) -> str:
+    """Asked or decided while the files download: how far, and what a decision does (else "")."""
+    if not download.awaiting_files:
+        return ""
+    return (f" Still downloading, {round(download.progress * 100)}%: a decision is applied when the files "
+            "arrive.")
+
+
 def verdict(download: DownloadPayload, recognition: RecognitionDetail | None,
             timeline: Iterable[TransitionRow] = ()) -> Verdict:
     """What happened or what is needed, in one line that never contradicts the state."""
@@ -41,7 +49,11 @@ def verdict(download: DownloadPayload, recognition: RecognitionDetail | None,
         first = reason_words(blocking[0]) if blocking else ("Nothing confirmed what this is.", "")
         why = first[1] or first[0]
         more = f" (and {count(len(blocking) - 1, 'more reason')})" if len(blocking) > 1 else ""
-        return Verdict("decide", "Needs your decision", why + more)
+        return Verdict("decide", "Needs your decision", why + more + _downloading(download))
+    if state is State.APPLYING and download.awaiting_files:
+        who = "as you decided" if _applied_by_human(timeline) else "automatically"
+        return Verdict("working", f"Decided {who}", (f"{title}. " if title else "")
+                       + _downloading(download).strip())
     if state in (State.DONE, State.APPLYING):
         verb = "Laid out" if state is State.DONE else "Laying out"
         if _applied_by_human(timeline):
@@ -51,7 +63,7 @@ def verdict(download: DownloadPayload, recognition: RecognitionDetail | None,
     if state is State.RECOGNIZING:
         return Verdict("working", "Recognizing…", "Reading the names, asking the metadata providers.")
     if state in (State.QUEUED, State.DOWNLOADING):
-        return Verdict("working", "Downloading", "Recognition runs once the download is complete.")
+        return Verdict("working", "Downloading", "Recognition runs as soon as qBittorrent lists the files.")
     error = download.error
     if state is State.FAILED:
         return Verdict("problem", "Failed", (error.message or error.code) if error else "")

@@ -73,6 +73,8 @@ class DownloadPayload(Payload):
     updated_at: str
     settled_at: str | None = None
     jellyfin: JellyfinPayload | None = None     # set once a done download is looked up in Jellyfin
+    awaiting_files: bool = False     # recognized (in review, or decided) while its files still download
+    files_in_library: int = 0        # of those, laid out already (each file as it completes)
 
 
 class ReasonPayload(Payload):
@@ -183,6 +185,7 @@ class ReviewPayload(Payload):
     hints: list[str] = Field(default_factory=list)
     defer_until: str | None = None
     requested_at: str | None = None
+    progress: float | None = None        # asked while the files still download: 0..1 (None: complete)
 
 
 class EventPayload(Payload):
@@ -205,6 +208,7 @@ class EventPayload(Payload):
     candidate_id: str | None = None      # review_requested: what Apply without a choice lays out
     candidate: str | None = None         # …in words: "The Matrix (1999, US, Warner Bros.)"
     upgrade: str | None = None           # review_requested with a better-copy question: what is there
+    progress: float | None = None        # review_requested while the files still download: 0..1
     command: str | None = None
     code: str | None = None
     # The commands the download's state (`to`) allows, from the engine's one table: a notification

@@ -76,6 +76,7 @@ def download_row(download: Download, recognition: Recognition | None = None,
         "updated_at": download.updated_at, "settled_at": download.settled_at,
         "jellyfin": jellyfin_row(download.jellyfin_status, download.jellyfin_item_id, download.jellyfin_url,
                                  download.jellyfin_note, download.jellyfin_checked_at),
+        "awaiting_files": download.awaiting_files, "files_in_library": download.files_in_library,
     }
 
 
@@ -172,7 +173,8 @@ def review_payload(download: Download, recognition: Recognition | None, hints: l
                    requested_at: str | None = None) -> ReviewPayload:
     """The retained `reviews/<id>` payload."""
     base: dict[str, Any] = {"id": download.id, "name": download.display_name, "context": download.context,
-                            "hints": hints, "defer_until": download.defer_until, "requested_at": requested_at}
+                            "hints": hints, "defer_until": download.defer_until, "requested_at": requested_at,
+                            "progress": download.progress if download.awaiting_files else None}
     if recognition is None:
         return ReviewPayload(**base)
     plan = plan_rows(recognition)
@@ -300,8 +302,13 @@ def event_payload(event: Event, recognition: Recognition | None = None,
                  if not code else (event.reason or None)),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
         upgrade=held[:500] if held else None, actions=list(actions(event.to_state)) if event.to_state else [],
+        progress=_progress(event.data.get("progress")) if review else None,
         **{"from": event.from_state.value if event.from_state else None},
     )
+
+
+def _progress(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def plain(value: Any) -> Any:
@@ -340,6 +347,7 @@ def list_row(row: DownloadRow) -> dict[str, Any]:
         "created_at": row["created_at"], "updated_at": row["updated_at"], "settled_at": row["settled_at"],
         "jellyfin": jellyfin_row(row["jellyfin_status"], row["jellyfin_item_id"], row["jellyfin_url"],
                                  row["jellyfin_note"], row["jellyfin_checked_at"]),
+        "awaiting_files": bool(row["awaiting_files"]), "files_in_library": row["files_in_library"],
     }
 
 

@@ -31,18 +31,27 @@ def _status(state: str, detail: str | None, hint: str | None = None, *, enabled:
                         state=state, hint=hint)
 
 
+EARLY_LAYOUT_HINT = ("to lay out each file as it completes, keep qBittorrent's folder for incomplete "
+                     "torrents (Options → Downloads) on the filesystem of its save path, inside "
+                     "paths.downloads, or turn it off (docs/qbittorrent.md, Early layout)")
+
+
 def qbittorrent_status(config: Config, reachable: bool | None, error: str | None,
-                       version: str | None = None) -> SystemStatus:
-    """qBittorrent as the last poll saw it."""
-    return qbittorrent_health(config.qbittorrent.url, reachable, error, version)
+                       version: str | None = None, early_layout: str | None = None) -> SystemStatus:
+    """qBittorrent as the last poll saw it (and, when it is reachable, why files wait for their
+    whole torrent instead of being laid out as each completes)."""
+    return qbittorrent_health(config.qbittorrent.url, reachable, error, version, early_layout)
 
 
-def qbittorrent_health(url: str, reachable: bool | None, error: str | None,
-                       version: str | None = None) -> SystemStatus:
+def qbittorrent_health(url: str, reachable: bool | None, error: str | None, version: str | None = None,
+                       early_layout: str | None = None) -> SystemStatus:
     """qBittorrent at `url` as the last poll saw it (for a face that holds only its URL: Telegram)."""
     if reachable is None:
         return _status(STARTING, "not polled yet", version=version)
     if reachable:
+        if early_layout:
+            return _status(OK, f"reachable at {url}; files are laid out when their torrent completes: "
+                           f"{early_layout}", EARLY_LAYOUT_HINT, version=version)
         return _status(OK, f"reachable at {url}", version=version)
     if error and " refused" in error:
         return _status(REFUSED, error, "check qbittorrent.username and the password "

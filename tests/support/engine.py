@@ -22,7 +22,7 @@ from jellybit.config import PathsConfig, QbittorrentConfig, WorkerConfig
 from jellybit.core.addresses import AllowList
 from jellybit.core.links import TitleGroup
 from jellybit.core.models import Download
-from jellybit.core.ports import ApplyResult, LayoutPreview, RecognitionRequest, UndoResult
+from jellybit.core.ports import ApplyResult, LayoutPreview, PathPlace, RecognitionRequest, UndoResult
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -72,11 +72,29 @@ def movie_draft(request: RecognitionRequest, *, automatic: bool = True) -> Recog
     )
 
 
-class ScriptedRecognizer:
-    """Recognizer port: records every request; `automatic` decides strong vs. review."""
+def series_draft(request: RecognitionRequest, *, automatic: bool = True) -> RecognitionDraft:
+    """A season pack: every file an episode of season 1, numbered in name order."""
+    ordered = sorted(request.files, key=lambda f: f.path)
+    items = tuple(PlanItem(f.path, f.size, Role.VIDEO, season=1, episodes=(n,))
+                  for n, f in enumerate(ordered, 1))
+    show = Candidate("tvdb", "81189", MediaType.SERIES, "Test Show", 2008)
+    if automatic or request.chosen is not None:
+        return RecognitionDraft(MediaType.SERIES, "Test Show", 2008, Plan(items), provider="tvdb",
+                                provider_id="81189", confidence=0.95, recommendation=Recommendation.STRONG,
+                                candidates=(replace(show, chosen=request.chosen is not None),))
+    return RecognitionDraft(
+        MediaType.SERIES, "Test Show", None, Plan(items), confidence=0.4, recommendation=Recommendation.LOW,
+        reasons=(Reason("no_match", "no confirmed metadata match", blocking=True),), candidates=(show,),
+    )
 
-    def __init__(self, *, automatic: bool = True) -> None:
+
+class ScriptedRecognizer:
+    """Recognizer port: records every request; `automatic` decides strong vs. review; `series`
+    recognizes a season pack instead of a movie."""
+
+    def __init__(self, *, automatic: bool = True, series: bool = False) -> None:
         self.automatic = automatic
+        self.series = series
         self.requests: list[RecognitionRequest] = []
         self.gate: asyncio.Event | None = None      # set by a test to hold recognition
         self.entered = asyncio.Event()
@@ -89,7 +107,8 @@ class ScriptedRecognizer:
         if self.gate is not None:
             await self.gate.wait()
         # raw_llm names the request, so a test can tell which recognition was kept.
-        return replace(movie_draft(request, automatic=self.automatic), raw_llm=f"request {number}")
+        draft = (series_draft if self.series else movie_draft)(request, automatic=self.automatic)
+        return replace(draft, raw_llm=f"request {number}")
 
 
 class ScriptedLayouter:
@@ -101,6 +120,7 @@ class ScriptedLayouter:
         self.undo_complete = True
         self.present: bool | None = True
         self.applied: list[tuple[str, Recognition]] = []
+        self.applied_files: list[tuple[str, frozenset[str]]] = []
         self.undone: list[str] = []
         self.recovered = 0
         self.gate: asyncio.Event | None = None
@@ -127,6 +147,16 @@ class ScriptedLayouter:
         message = "disk full" if self.outcome == "failed" else ""
         return ApplyResult(outcome=self.outcome, batch_id="b", linked=len(recognition.plan.items),
                            collisions=self.collisions, message=message)
+
+    async def apply_files(self, download: Download, recognition: Recognition,
+                          sources: frozenset[str]) -> ApplyResult:
+        """Record the early layout of these files; the scripted outcome."""
+        self.applied_files.append((download.id, sources))
+        return ApplyResult(outcome=self.outcome, batch_id="e", linked=len(sources))
+
+    def place_of(self, path: str) -> PathPlace:
+        """Every path on one filesystem, inside downloads (early layout is safe)."""
+        return PathPlace(path, 1, True)
 
     def check_library(self, media_type: MediaType) -> None:
         """No library on disk, so no library fault."""

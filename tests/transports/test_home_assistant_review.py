@@ -202,6 +202,21 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
         assert refused["message"].strip().startswith("Apply failed: ")
 
 
+async def test_a_review_asked_while_it_downloads_says_how_far(
+        reviewing: tuple[Jellybit, dict[str, str]], mosquitto: Broker,
+        qbittorrent: QbittorrentInstance) -> None:
+    app, _ids = reviewing
+    async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
+            JellybitClient(app.config, name="ha-early") as client:
+        seeded = seeded_torrent(qbittorrent.data_dir, "Early.Movie.2002.1080p",
+                                {"Early.Movie.2002.mkv": 50_000})
+        shutil.move(seeded.content, qbittorrent.data_dir / "away")     # the list is known, not the bytes
+        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
+        await app.engine.settle(added.data.id, State.REVIEW)
+        asked = await inbox.next("Jellybit: Test Movie")
+        assert "Still downloading, 0%: a decision is applied when the files arrive." in asked["message"]
+
+
 async def test_reject_from_the_notification_and_a_poster_on_it(
         reviewing: tuple[Jellybit, dict[str, str]], mosquitto: Broker,
         qbittorrent: QbittorrentInstance) -> None:

@@ -36,7 +36,8 @@ def downloads(draw: st.DrawFn) -> Download:
         progress=draw(st.floats(min_value=0, max_value=1)), dl_speed=draw(st.integers(0, 2**40)),
         eta=draw(MAYBE_INT), torrent_state=draw(st.none() | st.sampled_from(["stalledDL", "metaDL"])),
         num_seeds=draw(MAYBE_INT), num_peers=draw(MAYBE_INT), defer_until=draw(st.none() | STAMP),
-        settled_at=draw(st.none() | STAMP), **draw(jellyfin_fields()),
+        settled_at=draw(st.none() | STAMP), awaiting_files=draw(st.booleans()),
+        files_in_library=draw(st.integers(0, 5000)), **draw(jellyfin_fields()),
     )
 
 
@@ -94,7 +95,8 @@ def plain_rows(draw: st.DrawFn) -> DownloadRow:
         "settled_at": download.settled_at, "infohashes": sorted(download.hashes()),
         "jellyfin_status": download.jellyfin_status, "jellyfin_item_id": download.jellyfin_item_id,
         "jellyfin_url": download.jellyfin_url, "jellyfin_note": download.jellyfin_note,
-        "jellyfin_checked_at": download.jellyfin_checked_at,
+        "jellyfin_checked_at": download.jellyfin_checked_at, "awaiting_files": int(download.awaiting_files),
+        "files_in_library": download.files_in_library,
         "media_type": recognition.media_type.value if recognition and recognition.media_type else None,
         "title": recognition.title if recognition else None,
         "original_title": recognition.original_title if recognition else None,

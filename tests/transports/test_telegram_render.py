@@ -78,6 +78,15 @@ def test_a_review_card_is_valid_html_within_the_limit(name: str, context: str, t
             assert button.url or len(button.callback_data.encode()) <= 64
 
 
+def test_a_review_asked_while_it_downloads_says_how_far() -> None:
+    card = review_card(as_sent(download(awaiting_files=True, progress=0.37), recognition()), panel="",
+                       margin=0.15)
+    shown = plain_text(card.text, "HTML")
+    assert "Still downloading, 37%: a decision is applied when the files arrive." in shown
+    again = review_card(as_sent(download(progress=1.0), recognition()), panel="", margin=0.15)
+    assert "Still downloading" not in plain_text(again.text, "HTML")
+
+
 @given(UNTRUSTED, UNTRUSTED)
 def test_done_and_failed_cards_are_valid_html(name: str, why: str) -> None:
     """The other cards take the same care."""

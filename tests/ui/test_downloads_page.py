@@ -53,6 +53,19 @@ async def test_one_list_review_first_titles_as_headlines(worker: FakeWorker, use
             if c.props.get("data-download")].count(waiting.id) == 1
 
 
+async def test_a_pack_with_episodes_in_the_library_while_the_rest_downloads(worker: FakeWorker,
+                                                                           user: User) -> None:
+    worker.put(download(name="Long.Saga.S01.1080p", state="applying", awaiting_files=True, progress=0.3,
+                        title="Long Saga", year=2010, media_type="series", files_in_library=3,
+                        size=12_000_000_000, dl_speed=5_200_000, eta=310, seeds=3, peers=1))
+    worker.put(download(name="Other.S01", state="applying", awaiting_files=True, progress=0.01))
+    await user.open("/")
+    await user.should_see("3 files in the library already, the rest still downloading", retries=50)
+    active = section_text(user, "Active")
+    assert "30 % · 5.2 MB/s · 5 min left · 12.0 GB · 3 seeds · 1 peer" in active
+    assert active.count("in the library already") == 1       # none laid out yet: nothing said
+
+
 async def test_a_stalled_download_says_so_with_qbittorrents_state(worker: FakeWorker, user: User) -> None:
     worker.put(download(name="Rare.Show.S01", state="downloading", progress=0.5, dl_speed=0, eta=None,
                         seeds=0, peers=0, torrent_state="stalledDL"))

@@ -18,10 +18,11 @@ from jellybit.protocol import (
     TitleGroup,
     TransitionRow,
 )
-from tests.ui.responder import download
+from tests.ui.responder import download, review
 from ui import format as fmt
 from ui.actions import allowed
 from ui.auth import safe_target
+from ui.cards import review_line
 from ui.pages.add import add_payload
 from ui.pages.detail import valid_id
 from ui.pages.downloads import matches, split
@@ -187,6 +188,21 @@ def test_the_verdict_never_contradicts_the_state() -> None:
                                              "error": {"code": "layout_io", "message": "disk full"}})
     assert verdict(failed, rec).detail == "disk full"
     assert verdict(download(state="downloading"), None).tone == "working"
+
+
+def test_asked_or_decided_while_it_downloads_says_how_far() -> None:
+    rec = recognition(title="Shameless", year=2011, reasons=[
+        {"code": "small_margin", "message": "only 0.00 ahead", "blocking": True, "weight": 0.15}])
+    asked = verdict(download(state="review", awaiting_files=True, progress=0.37), rec)
+    assert asked.headline == "Needs your decision"
+    assert asked.detail.endswith("Still downloading, 37%: a decision is applied when the files arrive.")
+    human = timeline(("review", "worker"), ("applying", "human"))
+    waiting = verdict(download(state="applying", awaiting_files=True, progress=0.5), rec, human)
+    assert (waiting.tone, waiting.headline) == ("working", "Decided as you decided")
+    assert "Still downloading, 50%" in waiting.detail
+    assert "Still downloading" not in verdict(download(state="review"), rec).detail
+    line = review_line(review(download(state="review", awaiting_files=True), progress=0.37))
+    assert line.startswith("Needs your decision (still downloading, 37%)")
 
 
 def test_the_recommended_candidate_is_preselected() -> None:

@@ -17,9 +17,10 @@ from jellybit.core.frozen import evolve
 from jellybit.core.links import FileLink, episode_numbers
 from jellybit.core.models import Download
 from jellybit.core.path_map import translate_path
+from jellybit.core.ports import PathPlace
 from jellybit.core.reasons import reason
 from jellybit.core.records import Plan, PlanItem, Reason, Role
-from jellybit.core.sanitize import is_sanitized
+from jellybit.core.sanitize import is_sanitized, is_within
 from jellybit.core.store_records import ReconcileItem
 from jellybit.errors import AdapterError, JellybitError, UnsafePath
 from jellybit.logs import for_download
@@ -37,6 +38,22 @@ _MAX_LISTED = 20
 def translate(path: str | None, mappings: list[PathMapping]) -> Path | None:
     """Map a path as qBittorrent reports it to this machine's path (longest prefix wins)."""
     return Path(translate_path(path, mappings)) if path else None
+
+
+def place_of(path: str, paths: PathsConfig) -> PathPlace:
+    """Where a path qBittorrent reports is here: the filesystem of it or its nearest existing folder,
+    and whether it lies inside paths.downloads."""
+    local = translate(path, paths.path_map) or Path(path)
+    inside = is_within(Path(paths.downloads), local, or_equal=True)
+    probe, device = local, None
+    while device is None:
+        try:
+            device = os.stat(probe).st_dev
+        except OSError:
+            if probe.parent == probe:
+                break
+            probe = probe.parent
+    return PathPlace(str(local), device, inside)
 
 
 class Sources:
@@ -217,9 +234,12 @@ def _listed(values: list[str]) -> str:
 def inspect(
     download: Download, plan: Plan, paths: PathsConfig, roots: Mapping[str, Path], *,
     merge: bool, own_copies: Mapping[str, tuple[int, int | None, int | None]] | None = None,
-    upgrades: Upgrades | None = None,
+    upgrades: Upgrades | None = None, only: frozenset[str] | None = None,
 ) -> Inspection:
-    """Resolve every target and source and compare with the disk; never writes anything."""
+    """Resolve every target and source and compare with the disk; never writes anything.
+
+    `only`: look at just these sources (the files complete while the rest downloads).
+    """
     result = Inspection(plan=plan, own_copies=dict(own_copies or {}))
     upgrades = upgrades or Upgrades({}, {}, {})
     items = list(plan.items)
@@ -229,6 +249,8 @@ def inspect(
     for index, item in enumerate(items):
         if item.role not in LAID_ROLES or not item.target or not item.library or item.status == COLLISION:
             continue  # naming left it unplaced, or already reports the clash (layout_reasons)
+        if only is not None and item.source not in only:
+            continue
         decision = upgrades.attached(item) if upgrades.decisions else None
         if decision == HELD:
             items[index] = evolve(item, status=HELD, note=upgrades.notes.get(item.source)

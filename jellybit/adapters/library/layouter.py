@@ -25,6 +25,7 @@ from jellybit.adapters.library.disk import (
     Inspection,
     Upgrades,
     inspect,
+    place_of,
     targets_in_place,
 )
 from jellybit.adapters.library.gc_pause import gc_paused
@@ -44,7 +45,7 @@ from jellybit.core.links import (
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
-from jellybit.core.ports import ApplyResult, LayoutPreview, UndoResult
+from jellybit.core.ports import ApplyResult, LayoutPreview, PathPlace, UndoResult
 from jellybit.core.reasons import reason
 from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Role, Work
 from jellybit.core.sanitize import is_within
@@ -135,7 +136,7 @@ class LayoutEngine(TitlesMixin):
         return folder, [], links
 
     async def _inspect(
-        self, download: Download, recognition: RecognitionDraft
+        self, download: Download, recognition: RecognitionDraft, only: frozenset[str] | None = None
     ) -> tuple[Inspection, list[Reason], bool]:
         """The plan checked against the disk, its reasons, and whether the download owns live links."""
         self.inspections += 1
@@ -157,7 +158,7 @@ class LayoutEngine(TitlesMixin):
             merge = folder is not None and recognition.media_type is MediaType.SERIES
             inspection = await asyncio.to_thread(
                 inspect, download, plan, self.paths, self.roots, merge=merge, own_copies=copies,
-                upgrades=upgrades,
+                upgrades=upgrades, only=only,
             )
             if folder is not None:
                 reasons.append(reason("folder_inherited", f"joins the existing folder {folder!r}"))
@@ -232,6 +233,29 @@ class LayoutEngine(TitlesMixin):
             finally:
                 self.previews.changed()
 
+    async def apply_files(self, download: Download, recognition: Recognition,
+                          sources: frozenset[str]) -> ApplyResult:
+        """Lay out only these files of the plan as one crash-safe batch (the rest still downloads).
+
+        Targets come from the whole plan (a file's name never depends on which others are there);
+        only the given sources are checked against the disk and journaled.
+        """
+        async with self._lock:
+            try:
+                with gc_paused():
+                    return await self._apply(download, recognition, only=sources)
+            except AdapterError as exc:
+                error = self._storage(exc)
+                if error is exc:
+                    raise
+                raise error from exc
+            finally:
+                self.previews.changed()
+
+    def place_of(self, path: str) -> PathPlace:
+        """Where a path qBittorrent reports is here (its filesystem; inside paths.downloads?)."""
+        return place_of(path, self.paths)
+
     # ------------------------------------------------------------------ storage faults
 
     def _library(self, path: str | None) -> str | None:
@@ -273,15 +297,16 @@ class LayoutEngine(TitlesMixin):
         if fault is not None:
             raise fault
 
-    async def _apply(self, download: Download, recognition: RecognitionDraft) -> ApplyResult:
+    async def _apply(self, download: Download, recognition: RecognitionDraft,
+                     only: frozenset[str] | None = None) -> ApplyResult:
         self.check_library(recognition.media_type)
         if await self._recover_download(download.id):
             self.previews.changed()
-        previewed = self.previews.take(download, recognition)
+        previewed = self.previews.take(download, recognition) if only is None else None
         if previewed is not None:
             inspection, reasons = previewed.inspection, list(previewed.reasons)
         else:
-            inspection, reasons, _ = await self._inspect(download, recognition)
+            inspection, reasons, _ = await self._inspect(download, recognition, only)
         if inspection.unsafe:
             raise UnsafePath("; ".join(inspection.unsafe))
         if inspection.missing:
@@ -293,6 +318,11 @@ class LayoutEngine(TitlesMixin):
         if blocking:
             return ApplyResult("collision", message="; ".join(r.message for r in blocking))
         new_links = _new_links(inspection)
+        if only is not None:
+            # Files already in place (or skipped) are journaled by the completion's apply, not here.
+            new_links = [r for r in new_links if r.status is LinkStatus.PENDING]
+            if not new_links:
+                return ApplyResult("done", existing=len(inspection.existing), message="already laid out")
         if not new_links:
             return ApplyResult("failed", message="the plan has no file to lay out")
         batch, rows = await self.store.open_batch(download.id, new_links)

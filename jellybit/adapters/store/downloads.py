@@ -23,7 +23,8 @@ UPDATABLE = frozenset(
         "display_name", "context", "error_code", "error_msg", "source_miss_count",
         "content_path", "save_path", "total_size", "progress", "dl_speed", "eta",
         "torrent_state", "source_added_at", "completed_at", "retried_at", "defer_until",
-        "source_ref", "num_seeds", "num_peers",
+        "source_ref", "num_seeds", "num_peers", "awaiting_files",
+        "files_in_library",
     }
 )
 
@@ -31,6 +32,7 @@ UPDATABLE = frozenset(
 def _row_to_download(row: Mapping[str, Any] | aiosqlite.Row, hashes: Iterable[Infohash]) -> Download:
     data = dict(row)
     data["state"] = State(data["state"])
+    data["awaiting_files"] = bool(data.get("awaiting_files"))
     return Download(infohashes=tuple(sorted(hashes, key=lambda h: (h.kind, h.value))), **data)
 
 

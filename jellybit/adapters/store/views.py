@@ -27,7 +27,7 @@ from jellybit.adapters.store.recognitions import _candidate, _reasons, _recognit
 from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download, Infohash, Transition
 from jellybit.core.records import Candidate, MediaType, Plan, Recognition, Recommendation
-from jellybit.core.states import State
+from jellybit.core.states import EARLY_STATES, State
 from jellybit.core.store_records import (
     DownloadRecord,
     DownloadRow,
@@ -56,7 +56,8 @@ _RECORD = f"d.*, {_HASHES}, {_HEADLINE}"
 _ROW = ("d.id, d.source_type, d.source_ref, d.display_name, d.context, d.state, d.error_code, d.error_msg,"
         " d.total_size, d.progress, d.dl_speed, d.eta, d.torrent_state, d.num_seeds, d.num_peers,"
         " d.defer_until, d.created_at, d.updated_at, d.settled_at, d.jellyfin_status, d.jellyfin_item_id,"
-        " d.jellyfin_url, d.jellyfin_note, d.jellyfin_checked_at, (SELECT group_concat(h.infohash, ',')"
+        " d.jellyfin_url, d.jellyfin_note, d.jellyfin_checked_at, d.awaiting_files, d.files_in_library,"
+        " (SELECT group_concat(h.infohash, ',')"
         " FROM download_infohash h WHERE h.download_id = d.id) AS infohashes, r.media_type, r.title,"
         " r.original_title, r.year, r.provider, r.provider_id, json_extract(r.plan, '$.folder') AS folder,"
         f" (SELECT c.poster_url {_POSTER}) AS poster_url")
@@ -243,8 +244,11 @@ def read_summary(conn: sqlite3.Connection, now: str, waiting: int) -> SummaryRec
     if waiting > 0:
         oldest_sql = _page_sql(undeferred, "ORDER BY updated_at, id DESC LIMIT ?", "d.updated_at, d.id DESC")
         oldest = conn.execute(oldest_sql, (State.REVIEW.value, now, waiting)).fetchall()
+    early_states = [s.value for s in EARLY_STATES]
+    early = conn.execute("SELECT COUNT(*) FROM download WHERE awaiting_files = 1 AND state IN (?, ?, ?)",
+                         early_states).fetchone()
     return SummaryRecord(counts, queue[0], _split(conn, last) if last is not None else None,
-                         tuple(_split(conn, row) for row in oldest))
+                         tuple(_split(conn, row) for row in oldest), early[0])
 
 
 def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after: str,

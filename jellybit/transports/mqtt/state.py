@@ -71,6 +71,7 @@ class EngineState:
         self._probed: dict[str, tuple[float, SystemStatus]] = {}
         self._retained: dict[str, str | None] = {}   # download id -> settled_at (None = active)
         self._reviews: set[str] = set()
+        self._review_percent: dict[str, int] = {}    # review asked while downloading -> % last published
 
     # ------------------------------------------------------------ messages
 
@@ -80,7 +81,8 @@ class EngineState:
         qbt = status.qbittorrent
         payload = InfoPayload(
             version=__version__, started_at=self.started_at, panel_url=self.config.panel.base_url,
-            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
+            qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version,
+                                                  qbt.early_layout),
             llm=health.llm_status(self.config, ok=None, message=""),
             metadata={name: health.provider_status(self.config, name, None)
                       for name in searched()},
@@ -131,7 +133,7 @@ class EngineState:
         view = await self.commands.view(download.id)
         return self._view_messages(view or DownloadView(download, None))
 
-    def _view_messages(self, view: DownloadView) -> list[Message]:
+    def _view_messages(self, view: DownloadView, progress: bool = False) -> list[Message]:
         download, recognition = view.download, view.recognition
         messages: list[Message] = []
         if self._expired(download):
@@ -142,11 +144,17 @@ class EngineState:
             messages.append(Message(self.topics.download(download.id),
                                     encode(download_row(download, recognition))))
         if download.state is State.REVIEW:
+            # A review asked while the files download: its whole plan again only when the percentage moves.
+            percent = round(download.progress * 100)
+            if progress and self._review_percent.get(download.id) == percent:
+                return messages
+            self._review_percent[download.id] = percent
             self._reviews.add(download.id)
             messages.append(Message(self.topics.review(download.id), encode(review_payload(
                 download, recognition, list(view.hints), view.review_requested_at))))
         elif download.id in self._reviews:
             self._reviews.discard(download.id)
+            self._review_percent.pop(download.id, None)
             messages.append(Message(self.topics.review(download.id), None))
         return messages
 
@@ -154,6 +162,7 @@ class EngineState:
         """Everything retained: info, summary, live downloads and their reviews."""
         messages = [await self.info(), await self.summary()]
         self._reviews.clear()
+        self._review_percent.clear()
         for states in (ACTIVE_STATES, SETTLED_STATES):
             after = None
             while True:
@@ -180,7 +189,7 @@ class EngineState:
         view = await self.commands.view(event.download_id)
         if view is None:
             return messages
-        messages.extend(self._view_messages(view))
+        messages.extend(self._view_messages(view, progress=event.event_type is EventKind.PROGRESS))
         if event.event_type is not EventKind.PROGRESS:
             messages.append(await self.summary())
         if event.event_type.value in WIRE_EVENTS:

@@ -46,7 +46,7 @@ async def status(commands: Commands, qbittorrent_url: str) -> tuple[str, SystemS
     found = await commands.status()
     qbt = found.qbittorrent
     return found.version, service_health.qbittorrent_health(qbittorrent_url, qbt.reachable, qbt.error,
-                                                            qbt.version)
+                                                            qbt.version, qbt.early_layout)
 
 
 async def download(commands: Commands, record: Download) -> DownloadPayload:

@@ -224,6 +224,9 @@ def review_card(detail: DownloadDetail, *, panel: str, margin: float, url_button
     if recognition is not None and recognition.title:
         head.append(f"<i>{esc(download.name)}</i>")
     body: list[str] = []
+    if download.awaiting_files:
+        body.append(f"Still downloading, {round(download.progress * 100)}%: a decision is applied when the "
+                    "files arrive.")
     if download.context:
         body.append(f"Context: {esc(download.context, 300)}")
     if recognition is not None:
