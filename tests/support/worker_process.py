@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
+from tests.support import polling
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
@@ -210,11 +210,9 @@ def tmdb_worker(log_dir: Path, broker_url: str, qbittorrent: Any,
     process = WorkerProcess(config, log_dir / "worker.log")
     process.start()
     try:
-        deadline = time.monotonic() + 60
-        while run_cli(config, "list", "--timeout", "2").returncode != 0:      # online
-            if time.monotonic() > deadline:
-                pytest.fail(f"the worker never answered `list`:\n{process.output()[-2000:]}")
-            time.sleep(0.2)
+        polling.wait_for(lambda: run_cli(config, "list", "--timeout", "2").returncode == 0, within=60,
+                         interval=0.2,
+                         what=lambda: f"the worker answering `list` ({process.output()[-2000:]})")
         yield process, root
     finally:
         process.close()
