@@ -40,8 +40,7 @@ from jellybit.core.states import State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus, EventKind
 from jellybit.engine.worker import Worker
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 from tests.support.engine import ScriptedLayouter, ScriptedRecognizer, source_guard
 from tests.support.mosquitto import start_mosquitto
 from tests.support.qbittorrent import QbittorrentProcess, seeded_torrent

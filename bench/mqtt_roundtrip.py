@@ -56,8 +56,7 @@ from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.worker import Worker
 from jellybit.protocol import Command, Topics
 from jellybit.transports.homeassistant import HomeAssistantDiscovery
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 

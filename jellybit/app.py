@@ -31,11 +31,13 @@ from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.supervisor import ComponentHealth, Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
 from jellybit.errors import StorageFault
+from jellybit.transports.base import Loop, LoopTransport, Transport
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
-POLL, MQTT, MQTT_UPDATES, TELEGRAM = "poll", "mqtt", "mqtt-updates", "telegram"   # the supervised loops
+POLL = "poll"                 # the supervised loops; each transport names its own ("mqtt", "mqtt-updates")
+TELEGRAM = "telegram"
 RECONCILE = "reconcile"
 JELLYFIN = "jellyfin"         # the confirmation that Jellyfin lists done downloads
 STORAGE = "storage-watch"     # the loop that probes the database's disk and the library roots
@@ -55,12 +57,20 @@ class App:
     refresher: JellyfinRefresher
     worker: Worker
     commands: Commands
-    bridge: Any = None                       # transports/mqtt.MqttBridge when MQTT is wired
-    telegram: Any = None                     # transports/telegram.TelegramTransport when enabled
+    transports: tuple[Transport, ...] = ()   # MQTT, Telegram: started after the worker, stopped first
     jellyfin: Any = None                     # engine/jellyfin_confirm.JellyfinConfirmer when Jellyfin is on
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)   # LLM, metadata clients
     supervisor: Supervisor = field(default_factory=Supervisor)
     watch: StorageWatch | None = None        # storage faults (database disk, library roots)
+    _transport_loops: list[str] = field(default_factory=list, init=False, repr=False)   # what they supervise
+
+    def transport(self, name: str) -> Transport | None:
+        """The running transport called `name` ("mqtt", "telegram"), None when it is not wired."""
+        return next((t for t in self.transports if t.name == name), None)
+
+    def _supervise_transport(self, name: str, loop: Loop) -> None:
+        self._transport_loops.append(name)
+        self.supervisor.supervise(name, loop)
 
     async def start(self) -> None:
         """Open (and migrate) the store, then start the worker and the transports, each supervised."""
@@ -77,11 +87,8 @@ class App:
         self.supervisor.supervise(RECONCILE, self.worker.run_reconciler)
         if self.watch is not None:
             self.supervisor.supervise(STORAGE, self.watch.run)
-        if self.bridge is not None:
-            self.supervisor.supervise(MQTT, self.bridge.connection)
-            self.supervisor.supervise(MQTT_UPDATES, self.bridge.forward)
-        if self.telegram is not None:
-            self.supervisor.supervise(TELEGRAM, self.telegram.run)
+        for transport in self.transports:
+            transport.start(self._supervise_transport)
         if self.jellyfin is not None:
             self.supervisor.supervise(JELLYFIN, self.jellyfin.run)
         log.info("jellybit started", extra={"database": str(self.config.storage.database)})
@@ -93,10 +100,10 @@ class App:
     async def stop(self) -> None:
         """Stop in order: transports (offline), the worker (cycle and stages finish), clients, store."""
         self.supervisor.stopping()
-        if self.bridge is not None:
+        for transport in self.transports:
             with contextlib.suppress(Exception):
-                await self.bridge.stop()
-        for name in (MQTT, MQTT_UPDATES, TELEGRAM, RECONCILE, JELLYFIN, STORAGE):
+                await transport.stop()
+        for name in (*self._transport_loops, RECONCILE, JELLYFIN, STORAGE):
             task = self.supervisor.task(name)
             if task is not None:
                 task.cancel()
@@ -182,13 +189,12 @@ def _recognizer(config: Config, store: Store
 
 def _bridge(config: Config, store: Store, bus: EventBus, commands: Commands,
             probes: dict[str, Probe] | None = None, supervisor: Supervisor | None = None,
-            watch: StorageWatch | None = None, telegram: Any = None) -> Any:
+            watch: StorageWatch | None = None, telegram: Any = None) -> Transport:
     """The MQTT bridge with its state and Home Assistant discovery (None when not installed)."""
     from jellybit.protocol import Topics
     from jellybit.transports import service_health as health
     from jellybit.transports.homeassistant import HomeAssistantDiscovery
-    from jellybit.transports.mqtt import MqttBridge
-    from jellybit.transports.mqtt_engine import EngineState, build_handlers
+    from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 
     live = {}
     if telegram is not None:
@@ -241,14 +247,18 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     libraries = confirmer.lookup if confirmer is not None else None
     telegram = None
     if config.telegram.enabled:
-        from jellybit.transports.telegram import TelegramTransport
+        from jellybit.transports.telegram.transport import TelegramTransport
 
         config.telegram.required_token()     # the worker runs the bot; nothing else needs its token
         telegram = TelegramTransport.from_config(config, commands, bus, store)
     probes = _probes(config, llm, providers, refresher, libraries)
-    bridge = _bridge(config, store, bus, commands, probes, supervisor, watch, telegram) if mqtt else None
-    return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands, bridge,
-               jellyfin=confirmer, telegram=telegram, closers=closers, supervisor=supervisor,
+    transports: list[Transport] = []
+    if mqtt:
+        transports.append(_bridge(config, store, bus, commands, probes, supervisor, watch, telegram))
+    if telegram is not None:
+        transports.append(LoopTransport(TELEGRAM, telegram.run))
+    return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands,
+               transports=tuple(transports), jellyfin=confirmer, closers=closers, supervisor=supervisor,
                watch=watch)
 
 

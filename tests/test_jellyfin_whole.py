@@ -27,7 +27,7 @@ from jellybit.core.states import State
 from jellybit.engine.events import EventKind
 from jellybit.protocol import DownloadDetail
 from jellybit.transports.payloads import detail_payload, event_payload
-from jellybit.transports.telegram_render import done_card
+from jellybit.transports.telegram.render import done_card
 from tests.support.fake_http import Reply
 from tests.support.fake_metadata import FakeJellyfin
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
@@ -129,7 +129,7 @@ async def test_a_laid_out_film_is_found_in_jellyfin_and_every_face_links_to_it(
         assert payload.download.jellyfin is not None
         assert (payload.download.jellyfin.status, payload.download.jellyfin.item_id) == ("found", item.id)
         assert f"jellyfin: in Jellyfin: {found.jellyfin_url}" in format_detail(payload)      # `jellybit show`
-        card = done_card(detail.download, detail.recognition, detail.links, panel="http://panel.lan")
+        card = done_card(payload, panel="http://panel.lan")
         assert card.text.startswith("<b>In Jellyfin:</b> The Matrix (1999)")                # Telegram
         assert f"Open in Jellyfin: {found.jellyfin_url}" in card.text
         told = [e for e in iter(events.get_nowait, None) if e.event_type is EventKind.JELLYFIN]
@@ -174,7 +174,7 @@ async def test_an_item_jellyfin_never_lists_gets_a_warning_that_says_what_to_che
     note = missing.jellyfin_note or ""
     for what in (str(paths.movies / FOLDER), "jellyfin.path_map", "Scan All Libraries", "read the files"):
         assert what in note
-    card = done_card(detail.download, detail.recognition, detail.links, panel="http://panel.lan")
+    card = done_card(DownloadDetail.model_validate(detail_payload(detail)), panel="http://panel.lan")
     assert card.text.startswith("<b>Done, not in Jellyfin yet:</b>")
     assert fake_jellyfin.calls("/Items")[-1].param("MinDateLastSaved") is None       # looked thoroughly
 

@@ -25,11 +25,12 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"core", "config", "protocol"},        # core: the reconnect pacer the panel uses
     "adapters": {"core", "config"},
     "engine": {"core", "config", "protocol"},       # adapters only through the ports; overrides: one model
-    "transports": {"core", "config", "engine", "protocol", "client"},
-    "cli": {"core", "config", "adapters", "engine", "protocol", "client", "app", "ui"},
+    "present": {"protocol"},                        # the faces' words and allowed actions: the protocol only
+    "transports": {"core", "config", "engine", "protocol", "client", "present"},
+    "cli": {"core", "config", "adapters", "engine", "protocol", "client", "app", "ui", "present"},
     "app": {"core", "config", "adapters", "engine", "protocol", "transports", "client"},
     "__main__": {"cli"},
-    "ui": {"protocol", "client", "config"},
+    "ui": {"protocol", "client", "config", "present"},
 }
 UI_FOUNDATION = {"jellybit", "errors"}              # the panel shows the version and raises ConfigError
 
@@ -68,7 +69,8 @@ def sources() -> list[Path]:
 def test_the_checker_sees_every_part_and_lazy_imports() -> None:
     """The check is not vacuous: it finds the parts, and an import inside a function counts."""
     parts = {part_of(path) for path in sources()}
-    assert {"core", "adapters", "engine", "transports", "cli", "protocol", "client", "app", "ui"} <= parts
+    assert {"core", "adapters", "engine", "transports", "cli", "protocol", "client", "app", "ui",
+            "present"} <= parts
     assert "ui" in imported(ROOT / "jellybit" / "cli" / "local.py")       # `panel` imports it lazily
     assert "adapters" in imported(ROOT / "jellybit" / "app.py")
 
@@ -81,7 +83,8 @@ def layered() -> list[Path]:
 @pytest.mark.parametrize("path", layered(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_each_file_imports_only_downward(path: Path) -> None:
     """core imports no adapter, engine, transport or config; the engine no adapter; the transports no
-    adapter; the panel only the protocol, the client and the config."""
+    adapter; the presentation part only the protocol; the panel only the protocol, the client, the config
+    and the presentation part."""
     part = part_of(path)
     foundation = UI_FOUNDATION if part == "ui" else FOUNDATION
     wrong = imported(path) - ALLOWED[part] - foundation - {part}
@@ -150,3 +153,13 @@ def test_the_library_wing_does_not_reach_into_the_store() -> None:
     offenders = [str(path.relative_to(ROOT)) for path in sorted(wing.rglob("*.py"))
                  if "jellybit.adapters.store" in path.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+def test_no_part_below_the_faces_imports_the_presentation_part() -> None:
+    """The words and allowed actions serve the faces; the core, the protocol, the engine and the adapters
+    never reach up to them (the engine's rule is `core/states.py: COMMAND_STATES`, which present reads)."""
+    below = {"core", "config", "protocol", "client", "adapters", "engine"}
+    offenders = [str(path.relative_to(ROOT)) for path in sources()
+                 if part_of(path) in below and "present" in imported(path)]
+    assert offenders == []
+    assert imported(ROOT / "jellybit" / "present" / "actions.py") == {"protocol"}

@@ -31,6 +31,7 @@ from jellybit.config import (
 )
 from jellybit.protocol import Command, Topics
 from tests.adapters.test_offload import pack
+from tests.support.bridge import app_bridge
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import magnet
 from tests.support.services import free_port
@@ -57,8 +58,7 @@ async def running(tmp_path: Path, mosquitto: Broker) -> AsyncIterator[App]:
     try:
         # Requests sent before the worker subscribed would be lost (the fast failing polls make
         # that window longer): wait until it serves, as a client watching `availability` would.
-        assert app.bridge is not None
-        await asyncio.wait_for(app.bridge.connected.wait(), 30)
+        await asyncio.wait_for(app_bridge(app).connected.wait(), 30)
         yield app
     finally:
         await app.stop()

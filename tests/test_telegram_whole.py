@@ -42,7 +42,7 @@ async def test_a_torrent_sent_to_the_bot_ends_in_review_and_apply_lays_it_out(
         panel=PanelConfig(base_url="https://jellybit.example"), telegram=telegram_config(fake_telegram),
     )
     app = build_app(config, mqtt=False)
-    assert app.telegram is not None
+    assert app.transport("telegram") is not None
     await app.start()
     try:
         movie = seeded_torrent(qbittorrent.data_dir, "The.Matrix.1999.1080p.BluRay.x264", {

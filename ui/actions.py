@@ -7,36 +7,31 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.protocol import ACTIVE_STATES, Command, State
+from jellybit.present import ACTIONS, allowed
+from jellybit.protocol import Command
 from ui.live import Live, RequestFailed
 
 log = logging.getLogger(__name__)
+__all__ = ["BAR", "DESTRUCTIVE", "OFFERS", "ORDER", "PRIMARY", "allowed", "call", "confirm_dialog", "notify",
+           "offered", "show_error"]
 
-# action -> the states in which the worker accepts it (mirrors jellybit.engine.commands)
-ALLOWED: dict[str, frozenset[State]] = {
-    "apply": frozenset({State.REVIEW}),
-    "upgrade": frozenset({State.REVIEW}),     # keep both / replace / skip, when the review asks it
-    "refine": frozenset({State.REVIEW}),
-    "reject": frozenset({State.REVIEW}),
-    "defer": frozenset({State.REVIEW}),
-    "undo": frozenset({State.DONE, State.TARGET_MISSING, State.ORPHANED}),
-    "retry": frozenset({State.FAILED, State.CANCELLED, State.REVERTED}),
-    "cancel": frozenset(ACTIVE_STATES),
-    "relink": frozenset({State.TARGET_MISSING}),
-}
-
-
-def allowed(action: str, state: State | str | None) -> bool:
-    """Tell whether an action applies to a download in this state."""
-    return state in ALLOWED.get(action, frozenset())
-
-
-# Primary first, destructive last: the order of the download page's action bar.
+# Which action a state allows is the engine's table (`jellybit.present.allowed`).
+# Actions with a place of their own on the download page: the better-copy card, the hint box.
+ELSEWHERE = ("upgrade", "refine")
+# The action bar, primary first, destructive last; a command the table gains later gets a plain button
+# at its end, so a new command needs no change here to be offered in the states that allow it.
 ORDER = ("apply", "retry", "relink", "defer", "reject", "undo", "cancel")
+BAR = (*ORDER, *(a for a in ACTIONS if a not in ORDER and a not in ELSEWHERE))
 DESTRUCTIVE = frozenset({"reject", "undo", "cancel"})
 PRIMARY = frozenset({"apply", "retry", "relink"})
+OFFERS = (*BAR, *ELSEWHERE)         # every action the download page offers
 # Toasts sit at the bottom: never over the navigation (on a phone the top is the whole header).
 TOAST_POSITION = "bottom"
+
+
+def offered(state: str | None, *, asks_upgrade: bool = False) -> tuple[str, ...]:
+    """What the download page offers in this state (a better-copy question takes Apply's place)."""
+    return tuple(a for a in OFFERS if allowed(a, state) and not (a == "apply" and asks_upgrade))
 
 
 def notify(message: str, *, kind: str = "info", **options: object) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nicegui import ui
 
+from jellybit.present import ordered_reasons
 from jellybit.protocol import DownloadPayload, ReviewPayload
 from ui import format as fmt
 from ui.frame import WRAP
@@ -53,8 +54,7 @@ def thumbnail(url: str | None, name: str) -> None:
 
 def review_line(review: ReviewPayload) -> str:
     """'Needs your decision: <the weightiest blocking reason>'."""
-    blocking = sorted((r for r in review.reasons if r.blocking), key=lambda r: -r.weight)
-    first = blocking[0] if blocking else (review.reasons[0] if review.reasons else None)
+    first = next(iter(ordered_reasons(review.reasons)), None)      # every face's order of reasons
     return "Needs your decision" + (f": {fmt.sentence(first.message)}" if first else "")
 
 

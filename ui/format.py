@@ -5,26 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from jellybit.protocol import Provider, Role, State
+from jellybit.present import count, sentence, state_name, title_line
+from jellybit.protocol import Role, State
 
-# Labels and colours of the protocol's vocabularies (the values themselves come from jellybit.protocol).
-STATES: dict[State, tuple[str, str]] = {
-    State.QUEUED: ("Queued", "blue-grey-8"),
-    State.DOWNLOADING: ("Downloading", "primary"),
-    State.RECOGNIZING: ("Recognizing", "indigo"),
-    State.REVIEW: ("Needs review", "deep-orange-10"),
-    State.APPLYING: ("Applying", "indigo"),
-    State.DONE: ("Done", "positive"),
-    State.FAILED: ("Failed", "negative"),
-    State.CANCELLED: ("Cancelled", "grey-7"),
-    State.REVERTED: ("Undone", "brown"),
-    State.TARGET_MISSING: ("Library files missing", "deep-orange-10"),
-    State.ORPHANED: ("Torrent gone", "deep-orange-10"),
-    State.DELETED: ("Deleted", "grey-8"),
+__all__ = ["count", "sentence", "title_line"]   # every face's words (jellybit.present)
+
+# The colour of each state's badge (its name is every face's: `jellybit.present.state_name`).
+COLOURS: dict[State, str] = {
+    State.QUEUED: "blue-grey-8", State.DOWNLOADING: "primary", State.RECOGNIZING: "indigo",
+    State.REVIEW: "deep-orange-10", State.APPLYING: "indigo", State.DONE: "positive",
+    State.FAILED: "negative", State.CANCELLED: "grey-7", State.REVERTED: "brown",
+    State.TARGET_MISSING: "deep-orange-10", State.ORPHANED: "deep-orange-10", State.DELETED: "grey-8",
 }
-
-PROVIDERS: dict[Provider, str] = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze",
-                                  Provider.IMDB: "IMDb"}
 ROLES: dict[Role, str] = {Role.VIDEO: "Video", Role.SUBTITLE: "Subtitle", Role.AUDIO: "Audio",
                           Role.EXTRA: "Extra", Role.SAMPLE: "Sample", Role.IGNORED: "Ignored"}
 # plan/link status -> (label, colour); absent = nothing to mark
@@ -42,12 +34,12 @@ MARKS: dict[str, tuple[str, str]] = {
 
 def state_label(state: str) -> str:
     """The state in words."""
-    return STATES.get(state, (state.replace("_", " ").capitalize(), "grey-7"))[0]
+    return state_name(state)
 
 
 def state_color(state: str) -> str:
     """The badge colour of a state."""
-    return STATES.get(state, ("", "grey-7"))[1]
+    return COLOURS.get(state, "grey-7")  # type: ignore[call-overload]
 
 
 def size(n: int | None) -> str:
@@ -116,19 +108,6 @@ def stamp(value: str | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "—"
 
 
-def title_line(title: str | None, year: int | None, media_type: str | None = None) -> str:
-    """'Fargo (2014) · series'."""
-    if not title:
-        return ""
-    text = f"{title} ({year})" if year else title
-    return f"{text} · {media_type}" if media_type else text
-
-
-def provider_name(provider: str | None) -> str:
-    """TMDB, TVDB, TVMaze, IMDb."""
-    return PROVIDERS.get(provider or "", provider or "")
-
-
 def episode_code(season: int | None, episodes: Iterable[int]) -> str:
     """S01E02-E03, S01, E05 or an empty string."""
     numbers = list(episodes)
@@ -159,11 +138,6 @@ def ranges(numbers: Iterable[int]) -> str:
 def percent(value: float | None) -> str:
     """0.62 as 62 %."""
     return "—" if value is None else f"{round(value * 100)} %"
-
-
-def count(n: int, noun: str) -> str:
-    """`1 file`, `3 files`: a number with its noun in the right form."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # qBittorrent's own state strings (4.x and 5.x) -> (what it means for the user, is it a problem)
@@ -221,9 +195,3 @@ def _number(text: str) -> bool:
 def episodes_text(episodes: Iterable[int]) -> str:
     """[3, 4] as '3-4', [1, 3] as '1, 3' (what `parse_episodes` reads back)."""
     return ranges(episodes).replace("–", "-")
-
-
-def sentence(text: str) -> str:
-    """The text with a capital first letter (reason messages start in lower case)."""
-    text = (text or "").strip()
-    return text[:1].upper() + text[1:]

@@ -1,5 +1,6 @@
-"""What the download page decides to say, as plain data: the verdict, the reasons in order, the human's
-per-file corrections as the `apply` overrides the worker takes.
+"""What the download page decides to say, as plain data: the preselected candidate and the human's
+per-file corrections as the `apply` overrides the worker takes. The verdict and the reasons in order
+are every face's (`jellybit.present`), re-exported here for the pages.
 
 Pure (no NiceGUI), so the rules are tested on their own; the pages only render them.
 """
@@ -8,90 +9,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from jellybit.present import Verdict, ordered_reasons, reason_words, verdict
 from jellybit.protocol import (
     LANGUAGE_PATTERN,
     MAX_SEASON,
     OVERRIDE_ROLES,
     CandidatePayload,
-    DownloadPayload,
     PlanItemPayload,
-    ReasonPayload,
     RecognitionDetail,
     Role,
-    State,
-    TransitionRow,
 )
 from ui import format as fmt
 
 LANGUAGE = re.compile(LANGUAGE_PATTERN)
 ROLES = OVERRIDE_ROLES
 TRACKS = (Role.SUBTITLE, Role.AUDIO)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The one line at the top of the recognition: `tone` is decide | done | working | problem | stopped."""
-
-    tone: str
-    headline: str
-    detail: str = ""
-
-
-def ordered_reasons(reasons: Iterable[ReasonPayload]) -> list[ReasonPayload]:
-    """Blocking reasons first, then the weightiest; notes after them."""
-    return sorted(reasons, key=lambda r: (not r.blocking, -r.weight))
-
-
-def reason_words(reason: ReasonPayload) -> tuple[str, str]:
-    """(the reason's own sentence, what its kind means in general — '' when it says the same)."""
-    message = fmt.sentence(reason.message)
-    meaning = fmt.sentence(reason.meaning or "")
-    if not message:
-        return meaning or reason.code.replace("_", " "), ""
-    return message, meaning if meaning and meaning.casefold() not in message.casefold() else ""
-
-
-def _applied_by_human(timeline: Iterable[TransitionRow]) -> bool:
-    last = next((t for t in reversed(list(timeline)) if t.to is State.APPLYING), None)
-    return bool(last and last.actor == "human")
-
-
-def verdict(download: DownloadPayload, recognition: RecognitionDetail | None,
-            timeline: Iterable[TransitionRow] = ()) -> Verdict:
-    """What happened or what is needed, in one line that never contradicts the state."""
-    state = download.state
-    title = fmt.title_line((recognition.title if recognition else None) or download.title,
-                           (recognition.year if recognition else None) or download.year)
-    if state is State.REVIEW:
-        blocking = [r for r in ordered_reasons(recognition.reasons if recognition else []) if r.blocking]
-        # The kind of doubt in general; the reasons below say it for this download.
-        first = reason_words(blocking[0]) if blocking else ("Nothing confirmed what this is.", "")
-        why = first[1] or first[0]
-        more = f" (and {fmt.count(len(blocking) - 1, 'more reason')})" if len(blocking) > 1 else ""
-        return Verdict("decide", "Needs your decision", why + more)
-    if state in (State.DONE, State.APPLYING):
-        verb = "Laid out" if state is State.DONE else "Laying out"
-        if _applied_by_human(timeline):
-            return Verdict("done", f"{verb} as you decided", title)
-        return Verdict("done", f"{verb} automatically", f"{title}: a confirmed match, nothing in doubt"
-                       if title else "A confirmed match, nothing in doubt")
-    if state is State.RECOGNIZING:
-        return Verdict("working", "Recognizing…", "Reading the names, asking the metadata providers.")
-    if state in (State.QUEUED, State.DOWNLOADING):
-        return Verdict("working", "Downloading", "Recognition runs once the download is complete.")
-    error = download.error
-    if state is State.FAILED:
-        return Verdict("problem", "Failed", (error.message or error.code) if error else "")
-    problems = {State.TARGET_MISSING: "The library files are gone; the download is still there (Relink).",
-                State.ORPHANED: "The torrent is gone from qBittorrent; the library files remain.",
-                State.DELETED: "Both the torrent and the library files are gone."}
-    if state in problems:
-        return Verdict("problem", fmt.state_label(state), problems[state])
-    words = {State.CANCELLED: "Nothing was laid out.", State.REVERTED: "Its library files were removed."}
-    return Verdict("stopped", fmt.state_label(state), words.get(state, ""))
+__all__ = ["Verdict", "candidate_key", "file_overrides", "ordered_reasons", "preselected", "reason_words",
+           "verdict"]
 
 
 def preselected(recognition: RecognitionDetail | None) -> str | None:

@@ -23,7 +23,7 @@ from jellybit.adapters.qbittorrent_answers import (
     FILES,
     PREFERENCES,
     TORRENTS,
-    AddResult,
+    AddAnswer,
     MainData,
     TorrentAnswer,
 )
@@ -236,7 +236,7 @@ class QbittorrentClient:
         if body == "Fails.":
             raise duplicate
         try:  # WebAPI 2.14+: {"success_count", "pending_count", "failure_count", "added_torrent_ids"}
-            result = AddResult.model_validate_json(body)
+            result = AddAnswer.model_validate_json(body)
         except ValidationError:
             raise self._error(f"torrents/add: unexpected answer {body[:80]!r}") from None
         if result.failure_count and not (result.success_count or result.pending_count):

@@ -93,7 +93,7 @@ class CategoryAnswer(Answer):
     savePath: str = ""
 
 
-class AddResult(Answer):
+class AddAnswer(Answer):
     """`torrents/add`'s JSON answer (WebAPI 2.14+)."""
 
     success_count: int = 0

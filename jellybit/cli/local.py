@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jellybit import __version__
 from jellybit.config import CONFIG_ENV, Config, load_config
+from jellybit.core.providers import searched
 from jellybit.errors import ConfigError, JellybitError
 from jellybit.logs import setup_logging
 
@@ -73,7 +74,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
         "movies": str(config.paths.movies),
         "series": str(config.paths.series),
         "llm": config.llm.base_url if config.llm.enabled else None,
-        "metadata": [n for n in ("tmdb", "tvdb", "tvmaze") if getattr(config.metadata, n).enabled],
+        "metadata": [n for n in searched() if getattr(config.metadata, n).enabled],
     }
     if args.json:
         print(json.dumps({"ok": True, **summary}, ensure_ascii=False))

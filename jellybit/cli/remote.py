@@ -24,6 +24,7 @@ from jellybit.protocol import (
     DownloadPayload,
     JellyfinPayload,
     ListPage,
+    Provider,
     Response,
     TitleGroup,
     UndoResult,
@@ -339,7 +340,7 @@ def add_remote_commands(sub: Any, handler: Any) -> None:
     p.add_argument("--delete-data", action="store_true", help="also remove the torrent and its data")
     p.add_argument("--yes", action="store_true", help="confirm deleting data")
     p = add("delete-title", "undo every download of a title")
-    p.add_argument("provider", choices=["tmdb", "tvdb", "tvmaze", "imdb"])
+    p.add_argument("provider", choices=[p.value for p in Provider])
     p.add_argument("provider_id")
     p.add_argument("--delete-torrents", action="store_true", help="also remove the torrents")
     p.add_argument("--yes", action="store_true", help="confirm removing torrents")

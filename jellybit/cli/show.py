@@ -9,70 +9,51 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jellybit.present import (
+    actions,
+    is_live,
+    ordered_reasons,
+    provider_name,
+    sentence,
+    title_line,
+    verdict,
+    verdict_line,
+)
+from jellybit.present import pages as provider_pages
 from jellybit.protocol import (
     CandidatePayload,
     DownloadDetail,
     LinkStatus,
     MediaType,
     PlanItemPayload,
-    Provider,
-    ReasonPayload,
     RecognitionDetail,
     State,
-    TransitionRow,
 )
 
 MAX_PLAN_ROWS = 60
 MAX_NAMED = 5                   # candidates named in the apply hint
-PROVIDERS = {Provider.TMDB: "TMDB", Provider.TVDB: "TVDB", Provider.TVMAZE: "TVMaze", Provider.IMDB: "IMDb"}
 MARKS = {"match": "✓", "mismatch": "✗", "info": "·"}
-LIVE = (LinkStatus.LINKED, LinkStatus.COPIED, LinkStatus.EXISTS)
+# What `Next:` says for each action the state allows (apply and upgrade have lines of their own; a
+# command the table gains later is named plainly, `jellybit <command> ID`, until it has words here).
+LINES = {
+    "refine": "jellybit refine {id} 'a hint, e.g. the 2014 series'     # recognize again",
+    "reject": "jellybit reject {id}     # nothing is laid out; the torrent stays",
+    "defer": "jellybit defer {id} --hours 24     # keep it in review, without notifications",
+    "undo": "jellybit undo {id}     # remove its library files (the download stays)",
+    "relink": "jellybit relink {id}     # lay the files out again",
+    "retry": "jellybit retry {id}",
+    "cancel": "jellybit cancel {id}     # stop it; nothing is laid out (--delete-data also removes the data)",
+}
+UPGRADE_LINES = (
+    "jellybit upgrade {id} keep-both     # lay it beside the copy in the library",
+    "jellybit upgrade {id} replace       # the old library link goes (undo: back)",
+    "jellybit upgrade {id} skip          # lay nothing of this copy",
+)
 
 
-def _sentence(text: str) -> str:
-    text = (text or "").strip()
-    return text[:1].upper() + text[1:]
-
-
-def _titled(title: str | None, year: int | None) -> str:
-    return f"{title} ({year})" if title and year else title or ""
-
-
-def ordered_reasons(reasons: Sequence[ReasonPayload]) -> list[ReasonPayload]:
-    """Blocking first, then the weightiest."""
-    return sorted(reasons, key=lambda r: (not r.blocking, -r.weight))
-
-
-def _by_human(timeline: Sequence[TransitionRow]) -> bool:
-    last = next((t for t in reversed(timeline) if t.to is State.APPLYING), None)
-    return bool(last and last.actor == "human")
-
-
-def verdict(data: DownloadDetail) -> str:
-    """One line: what is needed or what happened, never at odds with the state."""
-    download, recognition = data.download, data.recognition
-    state = download.state
-    title = _titled((recognition.title if recognition else None) or download.title,
-                    (recognition.year if recognition else None) or download.year)
-    if state is State.REVIEW:
-        blocking = [r for r in ordered_reasons(recognition.reasons if recognition else []) if r.blocking]
-        why = (blocking[0].meaning or blocking[0].message) if blocking else "nothing confirmed it"
-        return f"Needs your decision: {why}"
-    if state in (State.DONE, State.APPLYING):
-        verb = "Laid out" if state is State.DONE else "Laying out"
-        how = "as you decided" if _by_human(data.timeline) else "automatically"
-        return f"{verb} {how}" + (f": {title}" if title else "")
-    if state is State.FAILED:
-        error = download.error
-        return f"Failed: {(error.message or error.code) if error else ''}".rstrip(": ")
-    words = {State.QUEUED: "Queued: waiting for qBittorrent",
-             State.DOWNLOADING: "Downloading; recognized once complete",
-             State.RECOGNIZING: "Recognizing…", State.CANCELLED: "Cancelled: nothing was laid out",
-             State.REVERTED: "Undone: its library files were removed",
-             State.TARGET_MISSING: "The library files are gone (jellybit relink ID)",
-             State.ORPHANED: "The torrent is gone from qBittorrent; the library files remain",
-             State.DELETED: "The torrent and the library files are gone"}
-    return words.get(state, state.value)
+def line_of(data: DownloadDetail) -> str:
+    """One line: what is needed or what happened, never at odds with the state (every face's verdict)."""
+    return verdict_line(verdict(data.download, data.recognition, data.timeline))
 
 
 def _candidate(number: int, item: CandidatePayload, recommended: str | None) -> list[str]:
@@ -96,12 +77,7 @@ def _candidate(number: int, item: CandidatePayload, recommended: str | None) -> 
 
 def pages(item: CandidatePayload) -> list[tuple[str, str]]:
     """(provider, page) of every provider that lists the work, TMDB, TVDB, TVMaze, IMDb in that order."""
-    links = dict(item.links)
-    if item.url:
-        links.setdefault(item.provider, item.url)
-    order = list(PROVIDERS)
-    ranked = sorted(links.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-    return [(PROVIDERS.get(provider, provider), url) for provider, url in ranked]
+    return [(provider_name(provider), url) for provider, url in provider_pages(item)]
 
 
 def _plan(rows: Sequence[PlanItemPayload], folder: str | None) -> list[str]:
@@ -123,45 +99,40 @@ def _short(item: CandidatePayload) -> str:
 
 def next_commands(download_id: str, state: State | str,
                   candidates: Sequence[CandidatePayload] = (), *, upgrade: bool = False) -> list[str]:
-    """What to run next for a download in this state (the apply line names the candidates it means;
-    `upgrade`: its review asks about a better copy)."""
-    if state == State.REVIEW and upgrade:
-        return [f"jellybit upgrade {download_id} keep-both     # lay it beside the copy in the library",
-                f"jellybit upgrade {download_id} replace       # the old library link goes (undo: back)",
-                f"jellybit upgrade {download_id} skip          # lay nothing of this copy",
-                f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
-    if state == State.REVIEW:
-        if candidates:
-            shown = [f"{n} = {_short(item)}" for n, item in enumerate(candidates[:MAX_NAMED], 1)]
-            more = f", … {len(candidates)}" if len(candidates) > MAX_NAMED else ""
-            apply = (f"jellybit apply {download_id} --candidate N     # lay it out as candidate N: "
-                     + "; ".join(shown) + more)
-        else:
-            apply = (f"jellybit apply {download_id} --type movie|series --title 'Title' --year YYYY     "
-                     "# lay it out as you name it (no candidate was found)")
-        return [apply,
-                f"jellybit refine {download_id} 'a hint, e.g. the 2014 series'     # recognize again",
-                f"jellybit reject {download_id}     # nothing is laid out; the torrent stays"]
-    if state in (State.DONE, State.ORPHANED):
-        return [f"jellybit undo {download_id}     # remove its library files (the download stays)"]
-    if state == State.TARGET_MISSING:
-        return [f"jellybit relink {download_id}     # lay the files out again"]
-    if state in (State.FAILED, State.CANCELLED, State.REVERTED):
-        return [f"jellybit retry {download_id}"]
-    return []
+    """What to run next for a download in this state: a line for each action the state allows (the apply
+    line names the candidates it means; `upgrade`: its review asks about a better copy instead)."""
+    lines: list[str] = []
+    for action in actions(state):
+        if action == "upgrade" and upgrade:
+            lines.extend(line.format(id=download_id) for line in UPGRADE_LINES)
+        elif action == "apply" and not upgrade:
+            lines.append(_apply_line(download_id, candidates))
+        elif action not in ("apply", "upgrade") and not (upgrade and action in ("refine", "defer")):
+            lines.append(LINES.get(action, "jellybit {action} {id}").format(action=action, id=download_id))
+    return lines
+
+
+def _apply_line(download_id: str, candidates: Sequence[CandidatePayload]) -> str:
+    if not candidates:
+        return (f"jellybit apply {download_id} --type movie|series --title 'Title' --year YYYY     "
+                "# lay it out as you name it (no candidate was found)")
+    shown = [f"{n} = {_short(item)}" for n, item in enumerate(candidates[:MAX_NAMED], 1)]
+    more = f", … {len(candidates)}" if len(candidates) > MAX_NAMED else ""
+    return (f"jellybit apply {download_id} --candidate N     # lay it out as candidate N: "
+            + "; ".join(shown) + more)
 
 
 def review_block(data: DownloadDetail) -> list[str]:
     """The verdict, the reasons (in review), the candidates, the plan and what to run next."""
     download, recognition = data.download, data.recognition
     state = download.state
-    lines = [verdict(data)]
+    lines = [line_of(data)]
     reasons = ordered_reasons(recognition.reasons if recognition else [])
     if state is State.REVIEW and reasons:
         lines.append("Why:")
         for reason in reasons:
             kind = "blocks" if reason.blocking else "note"
-            lines.append(f"  [{kind}] {_sentence(reason.message or reason.meaning or '')}")
+            lines.append(f"  [{kind}] {sentence(reason.message or reason.meaning or '')}")
     held = [row for row in (recognition.plan if recognition else []) if row.status == "held"
             and row.role == "video"]
     if held and state is State.REVIEW:
@@ -179,7 +150,7 @@ def review_block(data: DownloadDetail) -> list[str]:
     matched = next((c for c in candidates if c.chosen), None)
     if matched is not None and state is not State.REVIEW:
         lines.extend(f"  {name}: {url}" for name, url in pages(matched))
-    links = [link for link in data.links if link.status in LIVE]
+    links = [link for link in data.links if is_live(link.status)]
     if links:
         lines.append("In the library:")
         lines.extend(f"  {link.target}" + ("" if link.status is LinkStatus.LINKED else f"  [{link.status}]")
@@ -196,13 +167,13 @@ def films_block(recognition: RecognitionDetail, *, review: bool) -> list[str]:
     lines = ["Films (each matched on its own; --candidate N decides the film it is listed under):"]
     numbered = list(enumerate(recognition.candidates, 1))
     for film in recognition.films:
-        match = _titled(film.match_title, film.match_year) if film.match_title else "no match"
+        match = title_line(film.match_title, film.match_year) or "no match"
         where = f" · {film.provider} {film.provider_id}" if film.provider else ""
         sure = "sure" if film.confirmed else "needs a human"
         confidence = f", confidence {film.confidence:.2f}" if film.confidence is not None else ""
-        lines.append(f"  {_titled(film.title, film.year)} → {match}{where}  [{sure}{confidence}]")
+        lines.append(f"  {title_line(film.title, film.year)} → {match}{where}  [{sure}{confidence}]")
         for reason in ordered_reasons(film.reasons):
-            lines.append(f"     [{'blocks' if reason.blocking else 'note'}] {_sentence(reason.message)}")
+            lines.append(f"     [{'blocks' if reason.blocking else 'note'}] {sentence(reason.message)}")
         if review and not film.confirmed:
             for number, item in numbered:
                 if item.film == film.key:

@@ -8,20 +8,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jellybit.core.countries import country_code, split_country
+from jellybit.core.providers import provider_name
 from jellybit.core.reasons import PENALTIES, reason
 from jellybit.core.records import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
 from jellybit.core.titles import PREFIX_DISTANCE, titles_distance
 
-PROVIDER_NAMES = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze", "imdb": "IMDb"}
 SERIES_YEAR_SCALE = 0.5          # a series' release year is often a later season's
 # The margin that suffices when the best candidate carries exactly the title read and the runner-up
 # only contains it ("The Matrix" against "The Matrix Reloaded"): what a title prefix costs.
 EXACT_TITLE_MARGIN = round(PREFIX_DISTANCE * PENALTIES["title_distance"].weight, 4)
-
-
-def provider_name(provider: str) -> str:
-    """TMDB, TVDB, TVMaze as humans write them."""
-    return PROVIDER_NAMES.get(provider, provider)
 
 
 def label(candidate: Candidate) -> str:

@@ -17,15 +17,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from jellybit.core.context_words import TERMS
-from jellybit.core.limits import MAX_CONTEXT_CHARS  # as ingest accepts it; anything longer is cut here too
+from jellybit.core.limits import (  # as ingest accepts it; anything longer is cut here too
+    MAX_CONTEXT_CHARS,
+    MAX_READ_EPISODE,
+    MAX_READ_SEASON,
+)
+from jellybit.core.providers import Provider, facts, provider_name, words
 
 MAX_TITLE_CHARS = 200
 MAX_SHOWN_CHARS = 80             # the words a finding came from, as a message quotes them
 YEARS = (1870, 2200)
-MAX_SEASON = 3000                # year-numbered seasons (S2024) exist
-MAX_EPISODE = 20_000
-PROVIDERS = {"tmdb": "tmdb", "themoviedb": "tmdb", "tvdb": "tvdb", "thetvdb": "tvdb", "tvmaze": "tvmaze"}
-PROVIDER_LABELS = {"tmdb": "TMDB", "tvdb": "TVDB", "tvmaze": "TVMaze"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ _DESCRIBE: dict[str, Callable[[str | int], str]] = {
     "audio_language": lambda v: f"audio language {v}",
     "subtitle_language": lambda v: f"subtitle language {v}",
     "provider": lambda v: _provider_label(str(v)),
-    "imdb": lambda v: f"IMDb {v}",
+    "imdb": lambda v: f"{provider_name(Provider.IMDB)} {v}",
     "title": lambda v: f"title “{v}”" if len(str(v)) <= MAX_SHOWN_CHARS else f"title “{str(v)[:79]}…”",
 }
 
@@ -58,8 +59,14 @@ _DESCRIBE: dict[str, Callable[[str | int], str]] = {
 def _provider_label(value: str) -> str:
     """`tmdb:series:2316` → `TMDB 2316 (series)`."""
     provider, kind, ident = [*value.split(":"), "", ""][:3]
-    shown = f" ({kind})" if kind and provider == "tmdb" else ""     # TVDB and TVMaze list only series
-    return f"{PROVIDER_LABELS.get(provider, provider)} {ident}{shown}"
+    shown = f" ({kind})" if kind and _listed_kind(provider) is None else ""   # else it lists one kind only
+    return f"{provider_name(provider)} {ident}{shown}"
+
+
+def _listed_kind(provider: str) -> str | None:
+    """The one media type a provider lists ('series' for TVDB), None when it lists several."""
+    known = facts(provider)
+    return next(iter(known.searched)).value if known and len(known.searched) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -139,7 +146,6 @@ _URL_TVDB = re.compile(r"(?:https?://)?(?:www\.)?thetvdb\.com/(?:\S*?[?&]id=|(?:
                        r"(\d{1,10})(?![\w-])" + _TAIL, re.I)
 _URL_TVMAZE = re.compile(r"(?:https?://)?(?:www\.)?tvmaze\.com/shows/(\d{1,10})" + _TAIL, re.I)
 _URL_IMDB = re.compile(r"(?:https?://)?(?:www\.|m\.)?imdb\.com/title/(tt\d{7,10})" + _TAIL, re.I)
-_PROVIDER_ID = _compile(r"(tmdb|themoviedb|tvdb|thetvdb|tvmaze)(?:[\s_-]*id)?\s*[:#=№-]?\s*(\d{1,10})")
 _IMDB_ID = _compile(r"(?:imdb(?:[\s_-]*id)?\s*[:#=-]?\s*)?(tt\d{7,10})")
 _QUOTED = re.compile(r"\"([^\"\n]{1,300})\"|«([^»\n]{1,300})»|“([^”\n]{1,300})[”“]|„([^“”\n]{1,300})[“”]"
                      r"|‘([^’\n]{1,300})’|(?<!\w)'((?:[^'\n]|'(?=\w)){1,300}?)'(?!\w)")
@@ -214,6 +220,12 @@ def _number(match: re.Match[str]) -> int | None:
     return None
 
 
+@functools.cache
+def _provider_id(names: tuple[str, ...]) -> re.Pattern[str]:
+    """'tvdb id 81189', 'themoviedb: 603': the words of the provider table before a number."""
+    return _compile("(" + "|".join(map(re.escape, names)) + r")(?:[\s_-]*id)?\s*[:#=№-]?\s*(\d{1,10})")
+
+
 def _hits(text: str) -> Iterator[_Hit]:
     def hit(m: re.Match[str], tier: int, *found: tuple[str, str | int]) -> _Hit:
         words = " ".join(m.group(0).split())
@@ -228,9 +240,10 @@ def _hits(text: str) -> Iterator[_Hit]:
         yield hit(m, 0, ("provider", f"tvmaze:series:{int(m.group(1))}"))
     for m in _URL_IMDB.finditer(text):
         yield hit(m, 0, ("imdb", m.group(1).lower()))
-    for m in _PROVIDER_ID.finditer(text):
-        provider = PROVIDERS[m.group(1).lower()]
-        kind = "" if provider == "tmdb" else "series"
+    named = words()
+    for m in _provider_id(tuple(named)).finditer(text):
+        provider = named[m.group(1).lower()]
+        kind = _listed_kind(provider) or ""
         yield hit(m, 0, ("provider", f"{provider}:{kind}:{int(m.group(2))}"))
     for m in _IMDB_ID.finditer(text):
         yield hit(m, 0, ("imdb", m.group(1).lower()))
@@ -298,7 +311,7 @@ def _select(hits: list[_Hit]) -> list[_Hit]:
 # ------------------------------------------------------------------------------------------ reading
 
 _SINGLE = ("media_type", "anime", "year", "season", "episode", "country", "provider", "imdb")
-_RANGES = {"year": YEARS, "season": (0, MAX_SEASON), "episode": (0, MAX_EPISODE)}
+_RANGES = {"year": YEARS, "season": (0, MAX_READ_SEASON), "episode": (0, MAX_READ_EPISODE)}
 
 
 def clean_context(text: object) -> str:

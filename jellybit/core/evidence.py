@@ -15,13 +15,13 @@ from jellybit.core.confidence import (
     Reading,
     candidate_countries,
     candidate_names,
-    provider_name,
     reading_country,
     season_counts,
     untagged,
 )
 from jellybit.core.context_use import Stated
 from jellybit.core.numbering import Overrides
+from jellybit.core.providers import provider_name
 from jellybit.core.records import Candidate, MediaType, PlanItem, Role
 from jellybit.core.titles import titles_distance
 

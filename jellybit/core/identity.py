@@ -24,7 +24,7 @@ from jellybit.errors import InvalidSource
 
 MAX_MAGNET_CHARS = 64 * 1024
 MAX_URL_CHARS = 8 * 1024
-MAX_NAME_CHARS = 1024
+MAX_TORRENT_NAME_CHARS = 1024
 
 _HEX40 = re.compile(r"[0-9a-fA-F]{40}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -207,7 +207,7 @@ def _parse_magnet(text: str) -> Source:
 def clean_name(text: str) -> str:
     """A display name: control and direction-changing characters removed, trimmed, bounded."""
     kept = "".join(c for c in text.translate(_BIDI) if unicodedata.category(c) not in ("Cc", "Cs"))
-    return kept.strip()[:MAX_NAME_CHARS]
+    return kept.strip()[:MAX_TORRENT_NAME_CHARS]
 
 
 # ---------------------------------------------------------------- .torrent files

@@ -12,6 +12,7 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Protocol
 
+from jellybit.core.providers import facts
 from jellybit.core.sanitize import is_within
 
 
@@ -27,8 +28,6 @@ class Confirmation(StrEnum):
 # Jellyfin's CollectionType each media type belongs in; a mixed library (no type) takes both.
 EXPECTED_COLLECTION = {"movie": "movies", "series": "tvshows"}
 MIXED = frozenset({"", "mixed"})
-# Jellyfin's ProviderIds keys for Jellybit's providers (Jellyfin compares them case-insensitively).
-PROVIDER_KEYS = {"tmdb": "tmdb", "tvdb": "tvdb", "tvmaze": "tvmaze", "imdb": "imdb"}
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,8 @@ def pick(items: Iterable[Item], wanted: Wanted) -> Found | None:
     one with the recognized provider id. An episode stands for its series."""
     by_folder: Found | None = None
     by_provider: Found | None = None
-    key = PROVIDER_KEYS.get((wanted.provider or "").lower())
+    known = facts(wanted.provider)            # Jellyfin's ProviderIds key (compared case-insensitively)
+    key = known.jellyfin_key if known else None
     for item in items:
         target_id = item.series_id if item.type == "Episode" and item.series_id else item.id
         name = item.series_name if item.type == "Episode" and item.series_name else item.name

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from jellybit.core.providers import Provider, facts
 from jellybit.core.records import MediaType, Work
 from jellybit.core.sanitize import clean_text, sanitize_component, truncate_utf8
 
@@ -20,11 +21,6 @@ SERIES = "series"
 TITLE_BYTES = 120
 LABEL_BYTES = 40
 
-# Which bracket tags Jellyfin reads from a folder name (Emby.Server.Implementations,
-# MovieResolver.SetProviderIdsFromPath: tmdbid, imdbid; SeriesResolver.SetProviderIdFromPath:
-# imdbid, tvdbid, tvmazeid, tmdbid). docs metadata/identifiers: TVDB is "Shows Only".
-_MOVIE_TAGS = {"tmdb": "tmdbid", "imdb": "imdbid"}
-_SERIES_TAGS = {"tvdb": "tvdbid", "tmdb": "tmdbid", "imdb": "imdbid", "tvmaze": "tvmazeid"}
 _ID_VALUE = re.compile(r"[A-Za-z0-9]{1,32}")
 _IMDB_VALUE = re.compile(r"tt\d{1,12}")
 
@@ -68,13 +64,12 @@ def id_tag(work: Work) -> str | None:
     """The bracket tag for the matched provider ('[tmdbid-680]'), or None when Jellyfin has none."""
     if not work.provider or not work.provider_id:
         return None
-    tags = _MOVIE_TAGS if work.media_type is MediaType.MOVIE else _SERIES_TAGS
-    provider = work.provider.strip().lower()
-    name = tags.get(provider)
-    if name is None:
+    known = facts(work.provider)              # which tags Jellyfin reads: the provider table says
+    name = known.folder_tag(work.media_type) if known else None
+    if known is None or name is None:
         return None
     value = work.provider_id.strip()
-    if provider == "imdb":
+    if known.provider is Provider.IMDB:
         value = f"tt{value}" if value.isdigit() else value.lower()
         if not _IMDB_VALUE.fullmatch(value):
             return None

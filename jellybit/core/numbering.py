@@ -11,14 +11,14 @@ from jellybit.core.classify import EXTENSIONS, by_convention
 from jellybit.core.confidence import reason
 from jellybit.core.editions import edition_label
 from jellybit.core.languages import language_code
+from jellybit.core.limits import MAX_READ_EPISODE, MAX_READ_SEASON
 from jellybit.core.names import source_ext, source_name
 from jellybit.core.ports import LlmFileAnswer
+from jellybit.core.providers import PROVIDERS
 from jellybit.core.records import PlanItem, Reason, Role
 from jellybit.core.release import Release, parse_release
 from jellybit.core.titles import normalize_title
 
-MAX_SEASON = 3000            # year-numbered seasons (S2024) exist; 10,000 does not
-MAX_EPISODE = 20_000
 TRACK_FLAGS = ("default", "forced", "sdh")
 VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]
 
@@ -66,12 +66,12 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         if not isinstance(path, str) or not isinstance(value, Mapping):
             continue
         episodes = value.get("episodes") or ()
-        numbers = tuple(e for e in episodes if _int(e, 0, MAX_EPISODE) is not None) \
+        numbers = tuple(e for e in episodes if _int(e, 0, MAX_READ_EPISODE) is not None) \
             if isinstance(episodes, list | tuple) else ()
         role = value.get("role")
         flags = value.get("flags")
         files[path] = FileOverride(
-            season=_int(value.get("season"), 0, MAX_SEASON),
+            season=_int(value.get("season"), 0, MAX_READ_SEASON),
             episodes=numbers,
             role=Role(role) if role in {r.value for r in Role} else None,
             language=language_code(value.get("language"), any_code=True),
@@ -84,16 +84,20 @@ def read_overrides(raw: Mapping[str, Any] | None) -> Overrides:
         media_type=media if media in ("movie", "series") else None,
         title=_text(raw.get("title")),
         year=_int(raw.get("year"), 1870, 2200),
-        provider=provider if provider in ("tmdb", "tvdb", "tvmaze", "imdb") else None,
+        provider=provider if _known(provider) else None,
         provider_id=_text(raw.get("provider_id"), 32),
-        season=_int(raw.get("season"), 0, MAX_SEASON),
+        season=_int(raw.get("season"), 0, MAX_READ_SEASON),
         files=files,
     )
 
 
+def _known(provider: object) -> bool:
+    return isinstance(provider, str) and provider in PROVIDERS
+
+
 def _pinned_work(value: Mapping[str, Any]) -> dict[str, str]:
     provider, provider_id = value.get("provider"), _text(value.get("provider_id"), 32)
-    if provider in ("tmdb", "tvdb", "tvmaze", "imdb") and provider_id:
+    if _known(provider) and provider_id:
         return {"provider": provider, "provider_id": provider_id}
     return {}
 
@@ -202,7 +206,8 @@ def number_series(
             if season is None:
                 season = 1
                 assumed.append(item.source)
-        if any(e > MAX_EPISODE or e < 0 for e in episodes) or (season is not None and season > MAX_SEASON):
+        if any(e > MAX_READ_EPISODE or e < 0 for e in episodes) or \
+                (season is not None and season > MAX_READ_SEASON):
             season, episodes = None, ()
         numbered[item.source] = (season, tuple(sorted(set(episodes))), air_date if not episodes else None)
     out: list[PlanItem] = []

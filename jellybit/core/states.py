@@ -77,6 +77,21 @@ for _state in ACTIVE_STATES:
 del _state
 
 
+# command -> the states in which the engine accepts it: the one rule every face reads (through
+# `jellybit.present`) and `engine/commands.py` enforces. A new state-bound command is one row here.
+COMMAND_STATES: dict[str, frozenset[State]] = {
+    "apply": frozenset({State.REVIEW}),           # also per film of a movie pack, with a candidate
+    "upgrade": frozenset({State.REVIEW}),         # keep both / replace / skip, when the review asks it
+    "refine": frozenset({State.REVIEW}),
+    "reject": frozenset({State.REVIEW}),
+    "defer": frozenset({State.REVIEW}),
+    "undo": frozenset({State.DONE, State.TARGET_MISSING, State.ORPHANED}),
+    "retry": frozenset({State.FAILED, State.CANCELLED, State.REVERTED}),
+    "cancel": ACTIVE_STATES,
+    "relink": frozenset({State.TARGET_MISSING}),
+}
+
+
 def is_active(state: State | str) -> bool:
     """Tell whether a state counts against the one-active-download-per-infohash rule."""
     return State(state) in ACTIVE_STATES

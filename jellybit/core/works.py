@@ -18,12 +18,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jellybit.core.confidence import candidate_countries, untagged
-from jellybit.core.records import Candidate, MediaType
+from jellybit.core.providers import facts, page_url, provider_order, valid_id
+from jellybit.core.records import Candidate
 from jellybit.core.titles import normalize_title, titles_distance
 
-ID_KEYS = ("tmdb", "tvdb", "tvmaze", "imdb")
 SAME_NAME = 0.05             # title distance at which two listings carry one name
-_ID_SHAPE = {"imdb": re.compile(r"tt\d{5,12}")}
 _DIGITS = re.compile(r"\d{1,12}")
 # Details that a merged candidate unites from all its listings; every other key comes from the
 # first listing that has it, the preferred provider's first.
@@ -32,8 +31,9 @@ _UNION_KEYS = ("aliases", "external_ids", "ids", "links")
 
 def _valid_id(key: str, value: object) -> str | None:
     text = str(value).strip() if value is not None else ""
-    if key == "imdb":
-        return text if _ID_SHAPE["imdb"].fullmatch(text) else None
+    known = facts(key)
+    if known is not None and not known.numeric:      # IMDb's `tt…`: kept as written
+        return text if valid_id(key, text) else None
     if not _DIGITS.fullmatch(text):
         return None
     return text.lstrip("0") or None
@@ -49,21 +49,7 @@ def listing_ids(candidate: Candidate) -> dict[str, str]:
                 if text is not None:
                     found.setdefault(str(key), text)
     found[candidate.provider] = candidate.provider_id
-    order = [k for k in ID_KEYS if k in found] + sorted(k for k in found if k not in ID_KEYS)
-    return {k: found[k] for k in order}
-
-
-def page_url(key: str, ident: str, media_type: MediaType | None) -> str | None:
-    """The public page of an id at a provider (IMDb included), for links a human can follow."""
-    if key == "tmdb":
-        return f"https://www.themoviedb.org/{'movie' if media_type is MediaType.MOVIE else 'tv'}/{ident}"
-    if key == "tvdb":
-        return f"https://thetvdb.com/dereferrer/series/{ident}"
-    if key == "tvmaze":
-        return f"https://www.tvmaze.com/shows/{ident}"
-    if key == "imdb":
-        return f"https://www.imdb.com/title/{ident}/"
-    return None
+    return {k: found[k] for k in provider_order(sorted(found))}
 
 
 def with_ids(candidate: Candidate) -> Candidate:

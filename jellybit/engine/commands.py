@@ -10,8 +10,8 @@ possible in state X"), InvalidArgument, Conflict, ConfirmationRequired, AdapterE
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from jellybit.core.limits import MAX_HINT_CHARS, MAX_LIST_LIMIT, MAX_LIST_OFFSET
 from jellybit.core.models import Download
 from jellybit.core.quality import UpgradeChoice
 from jellybit.core.records import MediaType, Recognition
-from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition
+from jellybit.core.states import ACTIVE_STATES, COMMAND_STATES, Actor, State, can_transition
 from jellybit.core.store_port import StorePort
 from jellybit.core.store_records import RowPage
 from jellybit.engine import ingest as ingest_module
@@ -48,10 +48,8 @@ from jellybit.engine.validation import (
 from jellybit.engine.worker import Worker
 from jellybit.errors import AdapterError, ConfirmationRequired, InvalidArgument, InvalidState, NotFound
 
-UNDOABLE = (State.DONE, State.TARGET_MISSING, State.ORPHANED)
 UPGRADE_CHOICES = tuple(c.value for c in UpgradeChoice)
 HELD = "held"            # a plan item's status while its better-copy question waits
-RETRYABLE = (State.FAILED, State.CANCELLED, State.REVERTED)
 
 
 def _undo_reason(removed: int) -> str:
@@ -118,10 +116,14 @@ class Commands:
     async def _load(self, download_id: object) -> Download:
         return await self.store.get_download(ident.parse_id(download_id))
 
-    @staticmethod
-    def _require(download: Download, states: Iterable[State], command: str) -> None:
-        if download.state not in set(states):
-            raise InvalidState(f"{command} is not possible in state {download.state}")
+    @asynccontextmanager
+    async def _locked(self, download: Download, command: str) -> AsyncIterator[Download]:
+        """The download read again under its lock, refused unless `COMMAND_STATES` allows the command."""
+        async with self.serial.serialized(download.id):
+            download = await self.store.get_download(download.id)
+            if download.state not in COMMAND_STATES[command]:
+                raise InvalidState(f"{command} is not possible in state {download.state}")
+            yield download
 
     # ------------------------------------------------------------ add
 
@@ -150,9 +152,7 @@ class Commands:
         """review → applying: lay out now (a human decided), optionally with a candidate and overrides."""
         download = await self._load(download_id)
         chosen = ident.parse_id(candidate_id, "candidate") if candidate_id is not None else None
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.REVIEW,), "apply")
+        async with self._locked(download, "apply") as download:
             recognition = await self.store.current_recognition(download.id)
             sources = {i.source for i in recognition.plan.items} if recognition else set()
             pinned = validate_overrides(overrides, sources) if overrides else {}
@@ -196,9 +196,7 @@ class Commands:
         download = await self._load(download_id)
         if choice not in UPGRADE_CHOICES:
             raise InvalidArgument(f"'choice' must be one of {', '.join(UPGRADE_CHOICES)}")
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.REVIEW,), "upgrade")
+        async with self._locked(download, "upgrade") as download:
             recognition = await self.store.current_recognition(download.id)
             if recognition is None or not any(i.status == HELD for i in recognition.plan.items):
                 raise InvalidArgument("this review asks nothing about a copy already in the library; "
@@ -213,9 +211,7 @@ class Commands:
         """review → recognizing with one more hint (kept for every later recognition)."""
         download = await self._load(download_id)
         text = clean_required(hint, limit=MAX_HINT_CHARS, what="the hint")
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.REVIEW,), "refine")
+        async with self._locked(download, "refine") as download:
             await self.store.add_hint(download.id, text)
             download = await self.serial.change(download.id, State.RECOGNIZING, reason="refine: hint added",
                                                 actor=Actor.HUMAN, expected=State.REVIEW)
@@ -226,9 +222,7 @@ class Commands:
         """review → cancelled: nothing is laid out."""
         download = await self._load(download_id)
         why = clean_optional(reason, limit=MAX_REASON_CHARS, what="the reason")
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.REVIEW,), "reject")
+        async with self._locked(download, "reject") as download:
             return await self.serial.change(download.id, State.CANCELLED,
                                             reason=f"reject: {why}" if why else "reject",
                                             actor=Actor.HUMAN, expected=State.REVIEW)
@@ -244,9 +238,7 @@ class Commands:
             moment = clock.utcnow() + timedelta(hours=float(hours))
         else:
             moment = parse_until(until)
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.REVIEW,), "defer")
+        async with self._locked(download, "defer") as download:
             download = await self.store.update_download(download.id, defer_until=clock.format_time(moment))
         self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=download.display_name,
                                to_state=download.state, actor=Actor.HUMAN,
@@ -258,9 +250,7 @@ class Commands:
     async def undo(self, download_id: object) -> UndoOutcome:
         """Remove the download's surplus links; → reverted only when the layouter says complete."""
         download = await self._load(download_id)
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, UNDOABLE, "undo")
+        async with self._locked(download, "undo") as download:
             result = await self.layouter.undo(download)
             if result.complete:
                 download = await self.serial.change(
@@ -272,9 +262,7 @@ class Commands:
     async def relink(self, download_id: object) -> Download:
         """target_missing → applying → done: lay the vanished library files again."""
         download = await self._load(download_id)
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, (State.TARGET_MISSING,), "relink")
+        async with self._locked(download, "relink") as download:
             download = await self.serial.change(download.id, State.APPLYING, reason="relink",
                                                 actor=Actor.HUMAN, expected=State.TARGET_MISSING,
                                                 reactivate=True)
@@ -284,9 +272,7 @@ class Commands:
     async def retry(self, download_id: object) -> Download:
         """failed / cancelled / reverted → the stage where it stopped (Conflict if a hash is taken)."""
         download = await self._load(download_id)
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, RETRYABLE, "retry")
+        async with self._locked(download, "retry") as download:
             history = await self.store.transitions(download.id)
             into = [t for t in history if t.to_state is download.state]
             target = retry_target(download.state, into[-1].from_state if into else None)
@@ -303,9 +289,7 @@ class Commands:
                      confirm: bool = False) -> Download:
         """Any active state → cancelled; the torrent and its data go only with delete_data AND confirm."""
         download = await self._load(download_id)
-        async with self.serial.serialized(download.id):
-            download = await self.store.get_download(download.id)
-            self._require(download, ACTIVE_STATES, "cancel")
+        async with self._locked(download, "cancel") as download:
             if delete_data and not confirm:
                 raise ConfirmationRequired("cancel with delete_data removes the torrent and its downloaded "
                                            "files from qBittorrent; send confirm: true to do it")

@@ -50,7 +50,7 @@ class IngestResult:
         return self.download.id
 
 
-def clean_text(value: object, *, limit: int, what: str) -> str:
+def checked_text(value: object, *, limit: int, what: str) -> str:
     """Strip control characters (keeping newlines and tabs) and surrounding space; bound the length."""
     if not isinstance(value, str):
         raise InvalidArgument(f"{what} must be text")
@@ -82,7 +82,7 @@ async def ingest(
     if (source is None) == (torrent is None):
         raise InvalidArgument("give exactly one of: a source (magnet link, http(s) URL, infohash) "
                               "or a .torrent file")
-    context = clean_text(context, limit=MAX_CONTEXT_CHARS, what="the context")
+    context = checked_text(context, limit=MAX_CONTEXT_CHARS, what="the context")
     if torrent is not None:
         meta = await parse(torrent, max_torrent_bytes)
         if guard is not None:

@@ -13,23 +13,20 @@ from jellybit.core.confidence import (
     distance_of,
     label,
     margin_reason,
-    provider_name,
     reading_country,
     reason,
     untagged,
 )
 from jellybit.core.ports import MetadataProvider, MetadataQuery
+from jellybit.core.providers import preferred, provider_name, serves
 from jellybit.core.records import Candidate, MediaType, Reason
 from jellybit.core.works import combine, group_works, listing_ids, merge
 from jellybit.errors import AdapterError, JellybitError
 
 log = logging.getLogger(__name__)
 
-SERIES_ONLY = frozenset({"tvdb", "tvmaze"})
 # Candidate penalties that only rank: on the chosen match the numbering says it, and blocks
 RANKING_ONLY = frozenset({"season_absent", "episodes_absent"})
-# Among listings of the same work, the provider Jellyfin's folder id should name.
-PREFERENCE = {MediaType.SERIES: ("tvdb", "tmdb", "tvmaze"), MediaType.MOVIE: ("tmdb", "tvdb", "tvmaze")}
 DETAILS_FOR = 3              # works whose listings get their details (seasons, aliases, ids)
 MAX_QUERIES = 3              # searches per reading: the title, then other names while nothing fits
 MAX_KEPT = 12                # candidates kept on the recognition
@@ -83,7 +80,7 @@ class Matcher:
 
     async def search(self, query: MetadataQuery, reasons: list[Reason]) -> list[Candidate]:
         """Ask every provider that has this kind of title, concurrently; results in provider order."""
-        wanted = [p for p in self.providers if not (query.media_type == "movie" and p.name in SERIES_ONLY)]
+        wanted = [p for p in self.providers if serves(p.name, query.media_type)]
         answers = await asyncio.gather(*(self._call(p, p.search(query)) for p in wanted))
         found: list[Candidate] = []
         for result, failure in answers:
@@ -108,7 +105,7 @@ class Matcher:
 
     def score(self, reading: Reading, candidates: Sequence[Candidate]) -> list[Candidate]:
         """Each candidate with its distance, best first (ties: the preferred provider, then search order)."""
-        preference = PREFERENCE[reading.media_type or MediaType.MOVIE]
+        preference = preferred(reading.media_type)
         scored = [replace(c, distance=distance_of(candidate_reasons(reading, c))) for c in candidates]
         order = {id(c): i for i, c in enumerate(scored)}
         rank = {name: i for i, name in enumerate(preference)}
@@ -118,7 +115,7 @@ class Matcher:
               ) -> list[tuple[Candidate, list[Candidate]]]:
         """The listings as works (one merged candidate each, with its listings), best first."""
         groups = group_works(listings)
-        merged = [merge(g, PREFERENCE[g[0].media_type or reading.media_type or MediaType.MOVIE])
+        merged = [merge(g, preferred(g[0].media_type or reading.media_type))
                   for g in groups]
         position = {_key(c): i for i, c in enumerate(merged)}
         return [(c, groups[position[_key(c)]]) for c in self.score(reading, merged)]
@@ -196,7 +193,7 @@ class Matcher:
         None when no provider with air dates could be asked: then no date is numbered.
         """
         ids = listing_ids(candidate)
-        order = [candidate.provider, *(p for p in PREFERENCE[MediaType.SERIES] if p != candidate.provider)]
+        order = [candidate.provider, *(p for p in preferred(MediaType.SERIES) if p != candidate.provider)]
         for name in order:
             provider = next((p for p in self.providers if p.name == name), None)
             ask = getattr(provider, "aired", None)

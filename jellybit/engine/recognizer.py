@@ -15,7 +15,6 @@ from jellybit.core.confidence import (
     candidate_names,
     label,
     numbering_reasons,
-    provider_name,
     reason,
     recommend,
     season_counts,
@@ -43,7 +42,7 @@ from jellybit.core.ports import (
     RecognitionRequest,
     SubtitleSampler,
 )
-from jellybit.core.providers import FILMS_NEED_TMDB
+from jellybit.core.providers import FILMS_NEED_TMDB, Provider, provider_name
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -297,7 +296,7 @@ class RecognitionEngine:
         reading = understanding.reading
         pinned = overrides.provider is not None and overrides.provider_id is not None
         film_without_tmdb = ((understanding.search_type or reading.media_type) is MediaType.MOVIE
-                             and not any(p.name == "tmdb" for p in self._providers))
+                             and not any(p.name == Provider.TMDB for p in self._providers))
         if not self._providers and not pinned and request.chosen is None:
             reasons.append(reason("no_provider", FILMS_NEED_TMDB if film_without_tmdb else
                                   "no metadata provider is configured, so nothing can confirm what this "

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from jellybit import clock
 from jellybit.core.limits import MAX_TITLE_CHARS
 from jellybit.core.providers import Provider
-from jellybit.engine.ingest import clean_text
+from jellybit.engine.ingest import checked_text
 from jellybit.errors import InvalidArgument
 from jellybit.protocol import Overrides
 
@@ -47,7 +47,7 @@ def validate_overrides(values: Mapping[str, Any], sources: Set[str]) -> dict[str
 
 def clean_required(value: object, *, limit: int, what: str) -> str:
     """Non-empty clean text (control characters stripped) of at most `limit` characters."""
-    text = clean_text(value, limit=limit, what=what)
+    text = checked_text(value, limit=limit, what=what)
     if not text:
         raise InvalidArgument(f"{what} must not be empty")
     return text
@@ -57,7 +57,7 @@ def clean_optional(value: object, *, limit: int, what: str) -> str | None:
     """Like clean_required, but None (or empty) means "not given"."""
     if value is None:
         return None
-    return clean_text(value, limit=limit, what=what) or None
+    return checked_text(value, limit=limit, what=what) or None
 
 
 def parse_until(value: object) -> datetime:

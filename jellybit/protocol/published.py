@@ -207,6 +207,9 @@ class EventPayload(Payload):
     upgrade: str | None = None           # review_requested with a better-copy question: what is there
     command: str | None = None
     code: str | None = None
+    # The commands the download's state (`to`) allows, from the engine's one table: a notification
+    # offers exactly these (the Home Assistant blueprint does).
+    actions: list[str] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from jellybit import __version__
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, EventType, Topics
-from jellybit.transports.mqtt import Message
+from jellybit.transports.mqtt.bridge import Message
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from jellybit.engine.results import (
     Summary,
     UndoOutcome,
 )
+from jellybit.present import actions, sentence, title_line
 from jellybit.protocol import (
     CandidatePayload,
     EventPayload,
@@ -248,9 +249,7 @@ def panel_link(panel_url: str | None, download_id: str) -> str | None:
 
 def _titled(download: Download, recognition: Recognition | None) -> str:
     title = (recognition.title if recognition and recognition.title else download.display_name) or ""
-    if recognition and recognition.year:
-        title = f"{title} ({recognition.year})"
-    return title
+    return title_line(title, recognition.year if recognition else None)
 
 
 def headline_reason(recognition: Recognition | None, limit: int = 240) -> str:
@@ -258,8 +257,7 @@ def headline_reason(recognition: Recognition | None, limit: int = 240) -> str:
     if recognition is None or not recognition.reasons:
         return ""
     pool = [r for r in recognition.reasons if is_blocking(r)] or list(recognition.reasons)
-    text = max(pool, key=lambda r: r.weight).message.strip()
-    text = text[:1].upper() + text[1:]
+    text = sentence(max(pool, key=lambda r: r.weight).message)
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
@@ -301,7 +299,7 @@ def event_payload(event: Event, recognition: Recognition | None = None,
         message=(headline_reason(recognition) if review else (event.data.get("note") if jellyfin else None)
                  if not code else (event.reason or None)),
         candidate_id=pick.id if pick else None, candidate=label(pick).replace("'", "") if pick else None,
-        upgrade=held[:500] if held else None,
+        upgrade=held[:500] if held else None, actions=list(actions(event.to_state)) if event.to_state else [],
         **{"from": event.from_state.value if event.from_state else None},
     )
 

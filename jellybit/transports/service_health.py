@@ -10,15 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from jellybit.config import Config
-from jellybit.core.providers import FILMS_NEED_TMDB
+from jellybit.core.providers import PROVIDERS
 from jellybit.protocol import SystemStatus
 
 OK, REFUSED, UNREACHABLE, OFF, STARTING = "ok", "refused", "unreachable", "not configured", "starting"
 
-# Where each keyed service's secret goes, for the hints.
+# Where each keyed service's secret goes, for the hints (a metadata provider's: the provider table).
 _KEYS = {
-    "tmdb": "metadata.tmdb.api_key (JELLYBIT_METADATA_TMDB_API_KEY)",
-    "tvdb": "metadata.tvdb.api_key and pin (JELLYBIT_METADATA_TVDB_API_KEY, JELLYBIT_METADATA_TVDB_PIN)",
+    **{name: facts.key_setting for name, facts in PROVIDERS.items() if facts.key_setting},
     "llm": "llm.api_key (JELLYBIT_LLM_API_KEY)",
     "jellyfin": "jellyfin.api_key (JELLYBIT_JELLYFIN_API_KEY; Jellyfin: Dashboard → API Keys)",
     "telegram": "the bot token (JELLYBIT_TELEGRAM_TOKEN, from @BotFather)",
@@ -52,13 +51,8 @@ def provider_status(config: Config, name: str, service: Any | None) -> SystemSta
     """A metadata provider from its ping (`service`: an adapters ServiceStatus; None = not configured)."""
     section = getattr(config.metadata, name)
     if service is None or not section.enabled:
-        if name == "tmdb":
-            return _status(OFF, "no key", FILMS_NEED_TMDB, enabled=False)
-        if name == "tvdb":
-            return _status(OFF, "no key", "optional: a TVDB key (JELLYBIT_METADATA_TVDB_API_KEY) gives "
-                           "shows the ids Jellyfin prefers", enabled=False)
-        return _status(OFF, "disabled", "set metadata.tvmaze.enabled = true: it needs no key and "
-                       "confirms shows", enabled=False)
+        facts = PROVIDERS[name]
+        return _status(OFF, "no key" if facts.needs_key else "disabled", facts.off_hint, enabled=False)
     if service.ok:
         return _status(OK, service.message)
     if getattr(service, "refused", False):

@@ -52,7 +52,8 @@ def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(
     assert added.returncode == 0, added.stderr
     ident = added.stdout.split()[0]
     out = added.stdout
-    assert "Needs your decision: the runner-up is nearly as good as the best candidate" in out
+    # every face's verdict: the kind of doubt in general (jellybit.present)
+    assert "Needs your decision: The runner-up is nearly as good as the best candidate" in out
     assert ("[blocks] TMDB's best match 'The Matrix' (1999, US, Warner Bros. Pictures) is only 0.00 ahead of "
             "'The Matrix' (2031, GB, Remake Pictures)" in out)
     assert "Candidates (apply one with --candidate N):" in out
@@ -63,6 +64,7 @@ def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(
     assert (f"jellybit apply {ident} --candidate N     # lay it out as candidate N: 1 = The Matrix (1999); "
             "2 = The Matrix (2031); 3 = The Matrix Reloaded (2003)") in out
     assert f"jellybit reject {ident}" in out
+    assert f"jellybit defer {ident}" in out          # what the state allows, as the engine's table says
 
     shown = run_cli(worker.config, "show", ident)
     assert shown.returncode == 0, shown.stderr

@@ -14,8 +14,8 @@ from jellybit.core.prompt import (
     MAX_CONTEXT_CHARS,
     MAX_FILES_CHARS,
     MAX_HINTS_CHARS,
-    MAX_NAME_CHARS,
     MAX_PARSED_CHARS,
+    PROMPT_NAME_CHARS,
     build_listing,
     build_prompt,
     collapse,
@@ -106,7 +106,7 @@ def test_long_inputs_are_capped() -> None:
                  hints=tuple(f"hint {i} " + "h" * 300 for i in range(100)),
                  parsed={"title": "T" * 10_000})
     prompt = build_prompt(q)
-    caps = MAX_NAME_CHARS + MAX_CONTEXT_CHARS + MAX_HINTS_CHARS + MAX_PARSED_CHARS
+    caps = PROMPT_NAME_CHARS + MAX_CONTEXT_CHARS + MAX_HINTS_CHARS + MAX_PARSED_CHARS
     assert prompt.chars() < caps + 3_000         # the system prompt and the labels
     assert "older hints left out" in prompt.user
     assert "hint 99 " in prompt.user           # the newest hints are the ones kept

@@ -19,8 +19,7 @@ from jellybit.config import Config, MqttConfig, QbittorrentConfig
 from jellybit.core.states import State
 from jellybit.engine.completion_hook import FOREIGN, KEPT, OFF, SET, CompletionHook
 from jellybit.protocol import Topics
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, eventually, seeded_torrent

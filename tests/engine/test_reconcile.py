@@ -136,7 +136,7 @@ async def test_the_progress_of_the_last_pass_is_on_info(make_engine) -> None:
     import json
 
     from jellybit.config import Config
-    from jellybit.transports.mqtt_engine import EngineState
+    from jellybit.transports.mqtt import EngineState
 
     engine = await make_engine()
     state = EngineState(engine.commands, engine.bus, Config())

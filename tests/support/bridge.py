@@ -12,11 +12,11 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from jellybit.app import App
 from jellybit.client import JellybitClient
 from jellybit.config import Config, MqttConfig
 from jellybit.protocol import Command, Topics
-from jellybit.transports.mqtt import Handler, MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, Handler, MqttBridge, build_handlers
 from tests.support.engine import Engine, EngineFactory
 from tests.support.mosquitto import Broker
 
@@ -35,6 +35,13 @@ class Bus:
 
 def mqtt_config(broker: Broker, base: str, **extra: Any) -> MqttConfig:
     return MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", **extra)
+
+
+def app_bridge(app: App) -> MqttBridge:
+    """The MQTT transport of an app `build_app` wired (it must have one)."""
+    bridge = app.transport(MqttBridge.name)
+    assert isinstance(bridge, MqttBridge), [t.name for t in app.transports]
+    return bridge
 
 
 async def start_bridge(engine: Engine, config: MqttConfig, *, sweep: float = 60.0,

@@ -39,6 +39,7 @@ from jellybit.config import (
 )
 from jellybit.core.states import State
 from jellybit.protocol import Command
+from tests.support.bridge import app_bridge
 from tests.support.fake_openai import FakeOpenAI, Step
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 from tests.support.services import free_port
@@ -177,7 +178,7 @@ async def decisions(request: pytest.FixtureRequest, qbittorrent: QbittorrentInst
     client = JellybitClient(config.mqtt, name="decisions")
     try:
         # Requests sent before the worker subscribed would be lost: wait until it serves.
-        await asyncio.wait_for(app.bridge.connected.wait(), 30)
+        await asyncio.wait_for(app_bridge(app).connected.wait(), 30)
         await client.__aenter__()
         stack = DecisionStack(app, client, paths, qbittorrent, mode)
         fake_openai.respond_with(stack.respond)

@@ -18,8 +18,7 @@ import pytest
 from jellybit.config import Config, MqttConfig, PanelConfig
 from jellybit.protocol import Topics
 from jellybit.transports.homeassistant import ENTITIES, HomeAssistantDiscovery
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 from tests.support.engine import Engine
 from tests.support.homeassistant import HomeAssistant, device_entities
 from tests.support.mosquitto import Broker

@@ -16,7 +16,7 @@ import pytest
 from jellybit.config import TelegramConfig
 from jellybit.core.records import Candidate, MediaType, Plan, PlanItem, Reason, RecognitionDraft, Role
 from jellybit.core.states import Actor, State, is_reactivation
-from jellybit.transports.telegram import TelegramTransport
+from jellybit.transports.telegram.transport import TelegramTransport
 from tests.support.engine import Engine, EngineFactory
 from tests.support.fake_telegram import TOKEN, FakeTelegram, Sent
 from tests.support.qbittorrent import magnet

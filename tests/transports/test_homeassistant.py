@@ -20,8 +20,7 @@ from jellybit.core.records import MediaType, Plan, RecognitionDraft
 from jellybit.core.states import Actor, State
 from jellybit.protocol import EventType, SummaryPayload, Topics
 from jellybit.transports.homeassistant import ENTITIES, HomeAssistantDiscovery, discovery_payload
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
 

@@ -19,8 +19,7 @@ from jellybit.client import JellybitClient
 from jellybit.config import Config
 from jellybit.core.states import State
 from jellybit.protocol import Command, Topics
-from jellybit.transports.mqtt import MqttBridge
-from jellybit.transports.mqtt_engine import EngineState, build_handlers
+from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
 from tests.support.bridge import Bus, eventually_retained, mqtt_config, retained, start_bridge, stop_bridge
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker

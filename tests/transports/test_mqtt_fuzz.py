@@ -30,7 +30,7 @@ from jellybit.config import (
     TvmazeConfig,
 )
 from jellybit.protocol import Command, EventPayload, NotifyRequest, Response, parse_request
-from tests.support.bridge import Bus
+from tests.support.bridge import Bus, app_bridge
 from tests.support.services import free_port
 
 COMMANDS = [c.value for c in Command] + ["", "nope", "add/extra", "add/", "/add", "ädd"]
@@ -115,7 +115,7 @@ def test_any_request_gets_a_well_formed_answer_and_bad_ones_change_nothing(
         try:
             for name, payload in batch:
                 before = await app.store.count_downloads()
-                body = await app.bridge._respond(name, payload)
+                body = await app_bridge(app)._respond(name, payload)
                 response = Response.model_validate_json(body)
                 if response.status == "error":
                     assert response.error is not None
@@ -162,7 +162,7 @@ def test_any_mqtt5_properties_route_the_answer_under_the_prefix(command: str, as
                                                                  correlation: object,
                                                                  with_props: bool) -> None:
     from jellybit.config import MqttConfig
-    from jellybit.transports.mqtt_requests import Requests
+    from jellybit.transports.mqtt.requests import Requests
 
     requests = Requests(MqttConfig(base_topic="jb-fuzz"), {}, results=None)  # type: ignore[arg-type]
     route = requests.route(f"jb-fuzz/request/{command}", _Props(asked, correlation) if with_props else None)
@@ -190,8 +190,8 @@ def test_any_request_with_any_properties_is_answered_under_the_prefix(
             for name, payload, asked, correlation in batch:
                 before = await app.store.count_downloads()
                 topic = f"jb-fuzz/request/{name}"
-                route = app.bridge.requests.route(topic, _Props(asked, correlation))
-                reply = await app.bridge.requests.answer(topic, payload, route)
+                route = app_bridge(app).requests.route(topic, _Props(asked, correlation))
+                reply = await app_bridge(app).requests.answer(topic, payload, route)
                 assert reply.topic.startswith(PREFIX)
                 response = Response.model_validate_json(reply.body)
                 if route.refused is not None:

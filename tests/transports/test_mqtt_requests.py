@@ -19,7 +19,7 @@ from paho.mqtt.properties import Properties
 from jellybit.client import JellybitClient
 from jellybit.errors import AdapterError
 from jellybit.protocol import Command, Request, Response, Topics
-from jellybit.transports.mqtt_requests import response_json
+from jellybit.transports.mqtt.requests import response_json
 from tests.support.bridge import Bus, mqtt_config, retained, start_bridge, stop_bridge
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
@@ -182,7 +182,7 @@ async def test_past_its_queue_a_client_is_answered_busy_and_others_still_get_thr
         assert real_list is not None
         return await real_list(request)
 
-    from jellybit.transports.mqtt_engine import build_handlers
+    from jellybit.transports.mqtt import build_handlers
     real_list = build_handlers(engine.commands)[Command.LIST]
     bridge, task = await start_bridge(engine, config, handlers={Command.LIST: held_list})
     try:

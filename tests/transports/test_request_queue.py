@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from jellybit.transports.request_queue import RequestQueue
+from jellybit.transports.mqtt.request_queue import RequestQueue
 
 
 async def test_past_the_per_key_bound_submit_says_no() -> None:

@@ -30,7 +30,7 @@ async def test_an_empty_allow_list_serves_nobody(make_bot: BotFactory, fake_tele
                                                  caplog: pytest.LogCaptureFixture) -> None:
     """Fail-closed: with no allowed users even a magnet adds nothing; one polite refusal, logged."""
     bot = await make_bot(allowed_user_ids=[])
-    caplog.set_level(logging.WARNING, logger="jellybit.transports.telegram_handlers")
+    caplog.set_level(logging.WARNING, logger="jellybit.transports.telegram.handlers")
     fake_telegram.send_text(ANNA, f"magnet:?xt=urn:btih:{HASH_A} please")
     refusal = await fake_telegram.until(lambda: fake_telegram.outbox(ANNA["id"]))
     assert "private bot" in refusal[0].text
@@ -49,7 +49,7 @@ async def test_a_stranger_is_refused_once_while_an_allowed_user_is_served(
         make_bot: BotFactory, fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
     """Only allowed ids are served; a stranger's buttons do nothing either."""
     bot = await make_bot()
-    caplog.set_level(logging.WARNING, logger="jellybit.transports.telegram_handlers")
+    caplog.set_level(logging.WARNING, logger="jellybit.transports.telegram.handlers")
     for _ in range(3):
         fake_telegram.send_text(STRANGER, f"magnet:?xt=urn:btih:{HASH_A}")
     served = fake_telegram.send_text(ANNA, f"magnet:?xt=urn:btih:{HASH_B} Фарго, второй сезон")

@@ -25,7 +25,7 @@ async def test_list_shows_active_downloads_review_first(make_bot: BotFactory,
     text = (await answer_after(fake_telegram, before)).text
     lines = text.splitlines()
     assert lines[0] == "Active: 2"
-    assert lines[1] == "• The Matrix (1999) — waiting for review"
+    assert lines[1] == "• The Matrix (1999) — needs review"      # every face's name of the state
     assert lines[2] == "• Queued.Thing — queued"
 
 

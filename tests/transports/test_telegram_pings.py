@@ -24,8 +24,8 @@ async def test_a_review_ping_with_poster_buttons_and_apply(make_bot: BotFactory,
     assert "Context: the 1999 film" in card.text
     labels = [b["text"] for b in card.buttons]
     assert labels[:3] == ["Apply", "Reject", "Defer"]
-    assert "The Matrix (1999) · movie · tmdb" in labels
-    assert "The Matrix Reloaded (2003) · movie · tmdb" in labels
+    assert "The Matrix (1999) · movie · TMDB" in labels
+    assert "The Matrix Reloaded (2003) · movie · TMDB" in labels
     assert card.button("Open panel")["url"] == f"https://jellybit.example/download/{download_id}"
 
     fake_telegram.press(ANNA, card, "Apply")

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from jellybit.core.pings import PingStatus, TelegramPing
-from jellybit.transports.telegram import UPDATE_ATTEMPTS
-from jellybit.transports.telegram_pings import ASKED, HELD_MAX
-from jellybit.transports.telegram_send import REPLY_ATTEMPTS
+from jellybit.transports.telegram.pings import ASKED, HELD_MAX
+from jellybit.transports.telegram.send import REPLY_ATTEMPTS
+from jellybit.transports.telegram.transport import UPDATE_ATTEMPTS
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 from tests.support.qbittorrent import eventually
 from tests.support.services import free_port

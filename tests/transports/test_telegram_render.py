@@ -18,7 +18,10 @@ from jellybit.core.records import (
     Role,
 )
 from jellybit.core.states import State
-from jellybit.transports.telegram_render import (
+from jellybit.engine.results import DownloadDetail
+from jellybit.protocol import DownloadDetail as DetailModel
+from jellybit.transports.payloads import detail_payload
+from jellybit.transports.telegram.render import (
     CAPTION_LIMIT,
     TEXT_LIMIT,
     close_candidates,
@@ -55,13 +58,18 @@ def recognition(title: str = "Fargo", reasons: tuple[Reason, ...] = (), poster: 
                        reasons=reasons, candidates=candidates, id="r", download_id=ID)
 
 
+def as_sent(record: Download, found: Recognition | None = None) -> DetailModel:
+    """What the bot renders: the download as the MQTT `get` answer carries it (the same payload code)."""
+    return DetailModel.model_validate(detail_payload(DownloadDetail(record, (), found, ())))
+
+
 @given(UNTRUSTED, UNTRUSTED, UNTRUSTED, st.lists(UNTRUSTED, max_size=8), st.booleans())
 def test_a_review_card_is_valid_html_within_the_limit(name: str, context: str, title: str, reasons: list[str],
                                                       poster: bool) -> None:
     """Names, contexts, titles and reasons of any length and alphabet: Telegram accepts the card."""
-    card = review_card(download(name, context), recognition(
+    card = review_card(as_sent(download(name, context), recognition(
         title, tuple(Reason("x", r, blocking=True) for r in reasons),
-        "https://image.example/p.jpg" if poster else None), panel="https://p.example", margin=0.15)
+        "https://image.example/p.jpg" if poster else None)), panel="https://p.example", margin=0.15)
     shown = plain_text(card.text, "HTML")
     assert units(shown) <= (CAPTION_LIMIT if card.photo else TEXT_LIMIT)
     assert shown.startswith("Needs review:")
@@ -73,27 +81,31 @@ def test_a_review_card_is_valid_html_within_the_limit(name: str, context: str, t
 @given(UNTRUSTED, UNTRUSTED)
 def test_done_and_failed_cards_are_valid_html(name: str, why: str) -> None:
     """The other cards take the same care."""
-    done = done_card(download(name, state=State.DONE), recognition(name), panel="https://p.example")
+    done = done_card(as_sent(download(name, state=State.DONE), recognition(name)), panel="https://p.example")
     assert plain_text(done.text, "HTML").startswith("Done:")
-    failed = failed_card(download(name, state=State.FAILED, error_code="stalled", error_msg=why),
+    failed = failed_card(as_sent(download(name, state=State.FAILED, error_code="stalled", error_msg=why)),
                          panel="https://p.example")
     assert plain_text(failed.text, "HTML").startswith("Failed:")
 
 
 def test_where_a_done_download_went() -> None:
     """Done names the library and the folder."""
-    card = done_card(download(state=State.DONE), recognition("Фарго"), panel="https://p.example")
+    card = done_card(as_sent(download(state=State.DONE), recognition("Фарго")), panel="https://p.example")
     assert "In Shows / Фарго (2014) [tvdbid-1]" in plain_text(card.text, "HTML")
 
 
 def test_candidate_buttons_only_when_a_human_must_choose() -> None:
     """Close distances, a small-margin reason, or no match: the top candidates; a clear winner: none."""
-    assert len(close_candidates(recognition(distances=(0.1, 0.12)), 0.15)) == 2
-    assert close_candidates(recognition(distances=(0.05, 0.6), provider_id="0"), 0.15) == []
+    def offered(found: Recognition) -> int:
+        sent = as_sent(download(), found).recognition
+        assert sent is not None
+        return len(close_candidates(sent, 0.15))
+
+    assert offered(recognition(distances=(0.1, 0.12))) == 2
+    assert offered(recognition(distances=(0.05, 0.6), provider_id="0")) == 0
     small = (Reason("small_margin", "close", blocking=True),)
-    flagged = recognition(reasons=small, distances=(0.05, 0.6), provider_id="0")
-    assert len(close_candidates(flagged, 0.15)) == 2
-    assert len(close_candidates(recognition(distances=(0.1, 0.9, 0.95, 0.99)), 0.15)) == 3
+    assert offered(recognition(reasons=small, distances=(0.05, 0.6), provider_id="0")) == 2
+    assert offered(recognition(distances=(0.1, 0.9, 0.95, 0.99))) == 3
 
 
 def test_a_movie_pack_card_shows_each_film_and_offers_only_the_unsure_ones_candidates() -> None:
@@ -109,11 +121,11 @@ def test_a_movie_pack_card_shows_each_film_and_offers_only_the_unsure_ones_candi
     pack = Recognition(MediaType.MOVIE, "Tarkovsky Duology", None, Plan(films=films), confidence=0.85,
                        reasons=(Reason("film_uncertain", "1 of 2 films need a human", blocking=True),),
                        candidates=(*solaris, stalker), id="r", download_id=ID)
-    card = review_card(download("Tarkovsky.Duology"), pack, panel="https://p.example", margin=0.15)
+    card = review_card(as_sent(download("Tarkovsky.Duology"), pack), panel="https://p.example", margin=0.15)
     shown = plain_text(card.text, "HTML")
     assert "? Solaris → Solaris (2002) — needs you" in shown
     assert "✓ Stalker (1979) → Stalker (1979)" in shown
     labels = [b.text for row in card.keyboard.inline_keyboard for b in row]
-    assert "Solaris (2002) · movie · tmdb" in labels
-    assert "Solaris (1972) · movie · tmdb" in labels
+    assert "Solaris (2002) · movie · TMDB" in labels
+    assert "Solaris (1972) · movie · TMDB" in labels
     assert not any(label.startswith("Stalker") for label in labels)

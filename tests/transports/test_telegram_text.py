@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from jellybit.core.identity import parse_source
 from jellybit.errors import InvalidSource
-from jellybit.transports.telegram_access import Gate, Verdict
-from jellybit.transports.telegram_text import (
+from jellybit.transports.telegram.access import Gate, Verdict
+from jellybit.transports.telegram.text import (
     Action,
     Press,
     decode_press,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from jellybit.transports.uploads import Uploads
+from jellybit.transports.mqtt.uploads import Uploads
 
 MIB = 1 << 20
 

@@ -20,6 +20,7 @@ from jellybit.ident import new_id
 from jellybit.protocol import (
     AVAILABILITY_OFFLINE,
     AVAILABILITY_ONLINE,
+    COMMAND_STATES,
     Command,
     DownloadPayload,
     InfoPayload,
@@ -259,13 +260,14 @@ class FakeWorker:
     async def _titles(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         return copy.deepcopy(self.titles)
 
-    def _require(self, d: DownloadPayload, *states: str, command: str) -> None:
-        if d.state not in states:
+    def _require(self, d: DownloadPayload, command: str) -> None:
+        """The worker's rule, from the one table it keeps (`COMMAND_STATES`)."""
+        if d.state not in COMMAND_STATES[command]:
             raise InvalidState(f"{command} is not possible in state {d.state}")
 
     async def _apply(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "review", command="apply")
+        self._require(d, "apply")
         target = f"/lib/movies/{FOLDER}/{FOLDER}.mkv"
         self.links[d.id] = [{"id": "l1", "batch": "b1",
                              "source": f"/dl/{d.name}/movie.mkv", "target": target, "kind": "video",
@@ -279,23 +281,23 @@ class FakeWorker:
 
     async def _refine(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "review", command="refine")
+        self._require(d, "refine")
         self.hints.setdefault(d.id, []).append(body["hint"])
         return self._move(d, "review")
 
     async def _reject(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "review", command="reject")
+        self._require(d, "reject")
         return self._move(d, "cancelled", settled_at=NOW)
 
     async def _defer(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "review", command="defer")
+        self._require(d, "defer")
         return self._move(d, "review", defer_until="2026-01-03T03:04:05.000000Z")
 
     async def _undo(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "done", "target_missing", "orphaned", command="undo")
+        self._require(d, "undo")
         removed = [link["target"] for link in self.links.get(d.id, [])]
         for link in self.links.get(d.id, []):
             link["status"] = "removed"
@@ -303,17 +305,17 @@ class FakeWorker:
 
     async def _retry(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "failed", "cancelled", "reverted", command="retry")
+        self._require(d, "retry")
         return self._move(d, "queued", settled_at=None, error=None)
 
     async def _cancel(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "queued", "downloading", "recognizing", "review", "applying", command="cancel")
+        self._require(d, "cancel")
         return self._move(d, "cancelled", settled_at=NOW)
 
     async def _relink(self, body: dict[str, Any]) -> dict[str, Any]:
         d = self._get_download(body)
-        self._require(d, "target_missing", command="relink")
+        self._require(d, "relink")
         return self._move(d, "applying")
 
     async def _delete_title(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jellybit.core.states import ACTIVE_STATES, State, can_transition
-from jellybit.engine.commands import RETRYABLE, UNDOABLE
+from jellybit.core.states import ACTIVE_STATES, COMMAND_STATES, State, can_transition
 from jellybit.protocol import (
     CandidatePayload,
     DownloadPayload,
@@ -21,7 +20,7 @@ from jellybit.protocol import (
 )
 from tests.ui.responder import download
 from ui import format as fmt
-from ui.actions import ALLOWED, allowed
+from ui.actions import allowed
 from ui.auth import safe_target
 from ui.pages.add import add_payload
 from ui.pages.detail import valid_id
@@ -66,14 +65,14 @@ def test_sizes_speeds_durations_and_times() -> None:
 
 
 def test_action_rules_match_the_state_machine() -> None:
-    assert ALLOWED["undo"] == set(UNDOABLE)
-    assert ALLOWED["retry"] == set(RETRYABLE)
-    assert ALLOWED["cancel"] == set(ACTIVE_STATES)
+    assert COMMAND_STATES["undo"] == {State.DONE, State.TARGET_MISSING, State.ORPHANED}
+    assert COMMAND_STATES["retry"] == {State.FAILED, State.CANCELLED, State.REVERTED}
+    assert COMMAND_STATES["cancel"] == set(ACTIVE_STATES)
     targets = (("apply", State.APPLYING), ("reject", State.CANCELLED), ("refine", State.RECOGNIZING),
                ("relink", State.APPLYING))
     for action, target in targets:
         for state in State:
-            assert allowed(action, state.value) == (state.value in ALLOWED[action])
+            assert allowed(action, state.value) == (state.value in COMMAND_STATES[action])
             if allowed(action, state.value):
                 assert can_transition(state, target)
 

@@ -21,13 +21,13 @@ from jellybit.protocol import (
 )
 from ui import format as fmt
 from ui import review
-from ui.actions import DESTRUCTIVE, ORDER, PRIMARY, allowed, call, notify, show_error
+from ui.actions import BAR, DESTRUCTIVE, PRIMARY, allowed, call, notify, offered, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
-from ui.pages import detail_dialogs as dialogs
 from ui.pages import detail_sections as sections
 from ui.pages import film_sections, review_sections
+from ui.pages.detail_dialogs import Confirmations
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 ADDED = {
@@ -58,6 +58,8 @@ class DetailView:
         self.outside: ui.element | None = None   # dialogs live here, outside the refreshed body
         self._seen: tuple[Any, ...] | None = None
         self._body_state: State | None = None    # the state the body was last rendered for
+        self.confirm = Confirmations(live, download_id, host=self._dialog_host, after=self._after,
+                                     links=lambda: self.data.links if self.data else [])
         self._shown: dict[str, tuple[Any, ...]] = {}   # what the corrections and the rest were built from
 
     # ------------------------------------------------------------ data
@@ -302,16 +304,16 @@ class DetailView:
                 "apply": lambda e: self.apply(e.sender),
                 "retry": lambda e: self.simple(Command.RETRY, e.sender, "Retrying."),
                 "relink": lambda e: self.simple(Command.RELINK, e.sender, "Laying the files out again."),
-                "reject": lambda _e: dialogs.ask_reject(self),
-                "undo": lambda _e: dialogs.ask_undo(self),
-                "cancel": lambda _e: dialogs.ask_cancel(self),
+                "reject": lambda _e: self.confirm.ask_reject(),
+                "undo": lambda _e: self.confirm.ask_undo(),
+                "cancel": lambda _e: self.confirm.ask_cancel(),
             }
             labels = {"apply": ("Apply", "done_all"), "retry": ("Retry", "replay"),
                       "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),
                       "reject": ("Reject…", "block"), "undo": ("Undo…", "undo"),
                       "cancel": ("Cancel download…", "cancel")}
-            for action in ORDER:
-                text, icon = labels[action]
+            for action in BAR:
+                text, icon = labels.get(action, (action.replace("_", " ").capitalize(), "play_arrow"))
                 if action == "defer":
                     with ui.button(text, icon=icon).props("outline no-caps").mark("defer") as defer:
                         with ui.menu():
@@ -322,8 +324,8 @@ class DetailView:
                     continue
                 style = "unelevated color=positive" if action in PRIMARY else \
                     "flat color=negative" if action in DESTRUCTIVE else "outline"
-                button = ui.button(text, icon=icon, on_click=handlers[action]).props(f"{style} no-caps").mark(
-                    action)
+                handler = handlers.get(action, lambda e, a=action: self.simple(Command(a), e.sender, "Sent."))
+                button = ui.button(text, icon=icon, on_click=handler).props(f"{style} no-caps").mark(action)
                 if action in DESTRUCTIVE:
                     button.classes("destructive")
                 self._buttons[action] = button
@@ -334,9 +336,10 @@ class DetailView:
         self._toolbar.set_visibility(shown)
         # A better-copy question is answered by its own card (Keep both / Replace / Skip), not Apply.
         asks = any(row.status == "held" for row in (self.recognition.plan if self.recognition else []))
+        offers = offered(state, asks_upgrade=asks)
         for command, button in self._buttons.items():
             if "loading" not in button.props:  # its request is in flight; `call` restores it
-                shown = allowed(command, state) and not (command == "apply" and asks)
+                shown = command in offers
                 button.set_enabled(shown)
                 button.set_visibility(shown)
 
@@ -443,7 +446,7 @@ class DetailView:
         await self._after(data)
 
     async def simple(self, command: Command, button: ui.button, success: str) -> None:
-        """Retry or relink: no confirmation needed."""
+        """Retry, relink or a command without a dialog of its own: no confirmation needed."""
         await self._after(await call(self.live, command, {"id": self.id}, button=button, success=success))
 
 def register(live: Live, *, login: bool) -> None:

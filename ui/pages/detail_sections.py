@@ -14,6 +14,8 @@ from jellybit.protocol import (
     LinkStatus,
     MediaType,
     TransitionRow,
+    page_url,
+    provider_name,
 )
 from ui import format as fmt
 from ui.cards import state_badge
@@ -35,25 +37,14 @@ def provider_link(provider: str | None, provider_id: str | None, url: str | None
     """'TMDB 603' as a link to the provider's page."""
     if not provider:
         return
-    text = f"{fmt.provider_name(provider)} {provider_id or ''}".strip()
-    target = url or _provider_url(provider, provider_id, media_type)
+    text = f"{provider_name(provider)} {provider_id or ''}".strip()
+    target = url or (page_url(provider, provider_id, MediaType(media_type) if media_type else None)
+                      if provider_id else None)
     if target:
         ui.link(text, target, new_tab=True).classes("text-sm").props(
             f"aria-label='Open {text} in a new tab' rel=noopener")
     else:
         ui.label(text).classes("text-sm")
-
-
-def _provider_url(provider: str, provider_id: str | None, media_type: str | None) -> str | None:
-    if not provider_id:
-        return None
-    return {
-        "tmdb": f"https://www.themoviedb.org/{'tv' if media_type == MediaType.SERIES else 'movie'}/"
-                f"{provider_id}",
-        "tvdb": f"https://thetvdb.com/dereferrer/series/{provider_id}",
-        "imdb": f"https://www.imdb.com/title/{provider_id}/",
-        "tvmaze": f"https://www.tvmaze.com/shows/{provider_id}",
-    }.get(provider)
 
 
 def links(rows: list[LinkRow]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from nicegui import ui
 
+from jellybit.present import pages, provider_name
 from jellybit.protocol import (
     MAX_SEASON,
     CandidatePayload,
@@ -182,16 +183,12 @@ def _evidence(items: list[EvidencePayload], key: str) -> None:
 
 
 def _links(item: CandidatePayload) -> None:
-    found = dict(item.links)
-    if item.url and item.provider not in found:
-        found[item.provider] = item.url
-    order = list(fmt.PROVIDERS)
-    links = dict(sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    links = dict(pages(item))
     if not links:
         return
     with ui.row().classes("gap-x-3 gap-y-0 items-center"):
         for provider, url in links.items():
-            text = fmt.provider_name(provider)
+            text = provider_name(provider)
             ui.link(text, url, new_tab=True).classes("text-sm link").props(
                 f"aria-label='Open it on {text} in a new tab' rel=noopener")
 

@@ -8,7 +8,7 @@ import json
 from nicegui import ui
 
 from jellybit import __version__
-from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus
+from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus, provider_name
 from ui import format as fmt
 from ui.frame import WRAP, frame
 from ui.live import Live
@@ -84,7 +84,7 @@ def register(live: Live, *, login: bool) -> None:
                         if info.metadata:
                             for provider, status in sorted(info.metadata.items()):
                                 label, icon, colour = system_words(status)
-                                row(f"{fmt.provider_name(provider)} (metadata)", label, icon, colour,
+                                row(f"{provider_name(provider)} (metadata)", label, icon, colour,
                                     _detail(status))
                         else:
                             row("Metadata providers", "None enabled", "remove_circle_outline", "grey-7",

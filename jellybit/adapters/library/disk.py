@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jellybit.adapters.library import files as fs
-from jellybit.adapters.library.roots import PATH_MAX, resolve_target
+from jellybit.adapters.library.roots import PATH_MAX, Roots, resolve_target
 from jellybit.config import PathMapping, PathsConfig
 from jellybit.core.classify import EXTENSIONS
 from jellybit.core.frozen import evolve
@@ -53,7 +53,7 @@ class Sources:
         self._prefixes = [b if b.endswith("/") else b + "/" for b in self.bases]
         self.download_id = download.id
         self.downloads = paths.downloads
-        self.guard = fs.Roots([paths.downloads])
+        self.guard = Roots([paths.downloads])
 
     def path(self, source: str) -> Path:
         """The local path of one torrent file, or UnsafePath / SourceMissing."""

@@ -11,7 +11,7 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -98,50 +98,6 @@ def stat_source(path: Path) -> SourceStat:
     if not stat.S_ISREG(st.st_mode):
         raise SourceMissing(f"source is not a regular file: {path}")
     return SourceStat(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def inside(path: Path, root: Path) -> bool:
-    """Tell whether `path` (its parent resolved through symlinks) lies strictly inside `root`."""
-    if not path.is_absolute() or path.name in ("", ".", ".."):
-        return False
-    real_root = Path(os.path.realpath(root))
-    real_parent = Path(os.path.realpath(path.parent))
-    return is_within(real_root, real_parent, or_equal=True)
-
-
-class Roots:
-    """`inside` checks against some roots, memoized per parent folder for one operation.
-
-    One batch asks about thousands of files in a handful of folders; the folders do not move
-    under us meanwhile (Jellybit is the only writer in the libraries), so one realpath each is enough.
-    """
-
-    def __init__(self, roots: Iterable[Path]) -> None:
-        self._roots = [(Path(os.path.normpath(r)), Path(os.path.realpath(r))) for r in roots]
-        self._parents: dict[str, Path | None] = {}      # parent folder as spelled -> its root
-
-    def root_of(self, path: Path | str) -> Path | None:
-        """The root `path` lies inside (its parent resolved through symlinks), or None."""
-        text = os.fspath(path)
-        folder, _, name = text.rpartition("/")
-        if name in ("", ".", "..") or not text.startswith("/"):
-            return self._resolve(Path(text))        # relative or odd: the exact answer, not memoized
-        if folder not in self._parents:
-            # A plain last component: Path(text).parent is this folder, so it answers for every file in it.
-            self._parents[folder] = self._resolve(Path(text))
-        return self._parents[folder]
-
-    def _resolve(self, path: Path) -> Path | None:
-        if not path.is_absolute() or path.name in ("", ".", ".."):
-            return None
-        parent = path.parent
-        real = Path(os.path.realpath(parent))
-        lexical = Path(os.path.normpath(parent))
-        return next(
-            (base for base, real_root in self._roots
-             if is_within(base, lexical, or_equal=True) and is_within(real_root, real, or_equal=True)),
-            None,
-        )
 
 
 def make_dirs(path: Path) -> list[Path]:

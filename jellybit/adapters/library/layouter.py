@@ -29,7 +29,7 @@ from jellybit.adapters.library.disk import (
 )
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
-from jellybit.adapters.library.titles import TitleDeleteResult, TitlesMixin, is_dir
+from jellybit.adapters.library.title_groups import TitleDeleteResult, TitlesMixin, is_dir
 from jellybit.adapters.storage_watch import StorageWatch, library_fault, place_for
 from jellybit.config import PathsConfig
 from jellybit.core.links import (

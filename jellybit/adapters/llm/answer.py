@@ -19,8 +19,8 @@ from jellybit.core.editions import normalize_edition
 from jellybit.core.ports import LlmAnswer, LlmFileAnswer
 from jellybit.core.prompt import Listing, clean
 
-MAX_SEASON = 100
-MAX_EPISODE = 9_999
+LLM_MAX_SEASON = 100            # what an LLM answer may say (a larger number is a misreading)
+LLM_MAX_EPISODE = 9_999
 MAX_PART = 99
 MIN_YEAR, MAX_YEAR = 1870, 2100
 MAX_TITLE_CHARS = 300
@@ -100,7 +100,7 @@ class FileEntry(BaseModel):
     @field_validator("season")
     @classmethod
     def _season(cls, value: int | None, info: ValidationInfo) -> int | None:
-        return _in_range(value, 0, MAX_SEASON, "season", info)
+        return _in_range(value, 0, LLM_MAX_SEASON, "season", info)
 
     @field_validator("episodes", mode="before")
     @classmethod
@@ -111,9 +111,9 @@ class FileEntry(BaseModel):
         kept: list[int] = []
         for item in items:
             number = _integer(item)
-            if number is None or not 0 <= number <= MAX_EPISODE:
+            if number is None or not 0 <= number <= LLM_MAX_EPISODE:
                 _note(info, f"episode {clean(str(item), 20)}{_where(info)} is not a valid episode "
-                      f"number (0-{MAX_EPISODE}); dropped")
+                      f"number (0-{LLM_MAX_EPISODE}); dropped")
             elif number not in kept:
                 kept.append(number)
         return kept

@@ -12,8 +12,12 @@ from jellybit.adapters.metadata.tvdb import TvdbProvider
 from jellybit.adapters.metadata.tvmaze import TvmazeProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import MetadataConfig
+from jellybit.core.providers import Provider, searched
 
-Provider = TmdbProvider | TvdbProvider | TvmazeProvider
+Adapter = TmdbProvider | TvdbProvider | TvmazeProvider
+# The adapter of each searched provider (the provider table, core/providers.py, says the rest).
+ADAPTERS: dict[str, type[Adapter]] = {Provider.TMDB: TmdbProvider, Provider.TVDB: TvdbProvider,
+                                      Provider.TVMAZE: TvmazeProvider}
 
 
 def build_cache(config: MetadataConfig, store: CacheStore | None) -> ResponseCache | None:
@@ -26,21 +30,19 @@ def build_cache(config: MetadataConfig, store: CacheStore | None) -> ResponseCac
 
 def build_providers(
     config: MetadataConfig, store: CacheStore | None, *, policy: RetryPolicy | None = None,
-) -> list[Provider]:
-    """The enabled providers (tmdb, tvdb, tvmaze order); enabled without a key is a ConfigError."""
+) -> list[Adapter]:
+    """The enabled providers in the table's order (tmdb, tvdb, tvmaze); enabled without a key: ConfigError."""
     cache = build_cache(config, store)
-    providers: list[Provider] = []
-    if config.tmdb.enabled:
-        providers.append(TmdbProvider(config.tmdb, cache, policy=policy))
-    if config.tvdb.enabled:
-        providers.append(TvdbProvider(config.tvdb, cache, policy=policy))
-    if config.tvmaze.enabled:
-        providers.append(TvmazeProvider(config.tvmaze, cache, policy=policy))
+    providers: list[Adapter] = []
+    for name in searched():
+        section = getattr(config, name)
+        if section.enabled:
+            providers.append(ADAPTERS[name](section, cache, policy=policy))
     return providers
 
 
 async def status(
-    providers: Sequence[Provider], config: MetadataConfig | None = None,
+    providers: Sequence[Adapter], config: MetadataConfig | None = None,
 ) -> list[ServiceStatus]:
     """Ping every provider concurrently (uncached) for the status page; never raises.
 
@@ -48,21 +50,22 @@ async def status(
     """
     found = {s.name: s for s in await asyncio.gather(*(p.ping() for p in providers))}
     if config is not None:
-        for name in ("tmdb", "tvdb", "tvmaze"):
+        for name in searched():
             found.setdefault(name, ServiceStatus(name, False, "disabled", enabled=False))
     return list(found.values())
 
 
-async def close_providers(providers: Sequence[Provider]) -> None:
+async def close_providers(providers: Sequence[Adapter]) -> None:
     """Release every provider's HTTP client."""
     for provider in providers:
         await provider.close()
 
 
 __all__ = [
+    "ADAPTERS",
+    "Adapter",
     "MetadataAuthError",
     "MetadataNotFound",
-    "Provider",
     "RetryPolicy",
     "TmdbProvider",
     "TvdbProvider",

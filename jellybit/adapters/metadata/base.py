@@ -103,7 +103,7 @@ def required_secret(secret: Any, provider: str) -> str:
     return value
 
 
-def clean_text(value: object, limit: int = 500) -> str | None:
+def provider_text(value: object, limit: int = 500) -> str | None:
     """Normalize untrusted provider text: NFC, no control characters, collapsed spaces, clipped."""
     if value is None:
         return None
@@ -115,7 +115,7 @@ def clean_text(value: object, limit: int = 500) -> str | None:
 
 def clean_query(value: str | None) -> str | None:
     """A search string as sent: cleaned like provider text and bounded in length."""
-    return clean_text(value, MAX_QUERY_CHARS)
+    return provider_text(value, MAX_QUERY_CHARS)
 
 
 def safe_url(value: object) -> str | None:
@@ -158,7 +158,7 @@ def unique_texts(values: Any) -> list[str]:
     seen: set[str] = set()
     result: list[str] = []
     for value in values:
-        text = clean_text(value)
+        text = provider_text(value)
         if text and text.casefold() not in seen:
             seen.add(text.casefold())
             result.append(text)
@@ -178,7 +178,7 @@ _LANGUAGES = {
 
 def language_code(value: object) -> str | None:
     """ISO 639-1 where known (`eng`, `English` -> `en`); other values lowercased as given."""
-    text = clean_text(value, 40)
+    text = provider_text(value, 40)
     if not text:
         return None
     lowered = text.lower()
@@ -187,7 +187,7 @@ def language_code(value: object) -> str | None:
 
 def country_codes(values: Any) -> list[str]:
     """Provider country codes (`US`, TVDB's `usa`, `UK`) as ISO 3166-1 alpha-2, deduplicated, in order."""
-    found = (country_code(clean_text(v, 60)) for v in values or ())
+    found = (country_code(provider_text(v, 60)) for v in values or ())
     return list(dict.fromkeys(c for c in found if c))
 
 

@@ -13,12 +13,12 @@ from jellybit.adapters.metadata.base import (
     MetadataAuthError,
     RetryPolicy,
     clean_query,
-    clean_text,
     country_codes,
     country_details,
     language_code,
     media_type_of,
     numeric_id,
+    provider_text,
     required_secret,
     safe_url,
     unique_texts,
@@ -28,6 +28,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TmdbConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError
 
@@ -153,7 +154,7 @@ def _is_read_token(key: str) -> bool:
 class TmdbProvider:
     """MetadataProvider for TMDB v3 (api_key query parameter or v4 read token as Bearer)."""
 
-    name = "tmdb"
+    name = Provider.TMDB
 
     def __init__(
         self, config: TmdbConfig, cache: ResponseCache | None = None, *,
@@ -227,12 +228,12 @@ class TmdbProvider:
                         if n.casefold() not in own],
             "external_ids": {
                 k: v for k, v in {
-                    "imdb": clean_text(data.imdb_id or data.external_ids.imdb_id, 20),
+                    "imdb": provider_text(data.imdb_id or data.external_ids.imdb_id, 20),
                     "tvdb": str(data.external_ids.tvdb_id) if data.external_ids.tvdb_id else None,
                 }.items() if v
             },
             **country_details(countries),
-            "network": next((n for n in (clean_text(c.name, 100) for c in companies) if n), None),
+            "network": next((n for n in (provider_text(c.name, 100) for c in companies) if n), None),
             "people": _people(data),
         }
         if not movie:
@@ -266,8 +267,9 @@ class TmdbProvider:
 
     def _candidate(self, kind: MediaType, r: _Result) -> Candidate:
         movie = kind is MediaType.MOVIE
-        title = clean_text(r.title if movie else r.name) or clean_text(r.original_title or r.original_name)
-        original = clean_text(r.original_title if movie else r.original_name)
+        title = (provider_text(r.title if movie else r.name)
+                 or provider_text(r.original_title or r.original_name))
+        original = provider_text(r.original_title if movie else r.original_name)
         poster = None
         if r.poster_path and r.poster_path.startswith("/"):
             poster = safe_url(self.config.image_base_url.rstrip("/") + r.poster_path)
@@ -280,7 +282,7 @@ class TmdbProvider:
             original_title=original if original and original != title else None,
             url=f"{PAGE_URL}/{'movie' if movie else 'tv'}/{r.id}",
             poster_url=poster,
-            overview=clean_text(r.overview, 2000),
+            overview=provider_text(r.overview, 2000),
             details={k: v for k, v in {
                 "original_language": language_code(r.original_language),
                 **country_details(country_codes(r.origin_country)),

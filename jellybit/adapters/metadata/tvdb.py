@@ -15,12 +15,12 @@ from jellybit.adapters.metadata.base import (
     MetadataAuthError,
     RetryPolicy,
     clean_query,
-    clean_text,
     country_codes,
     country_details,
     language_code,
     media_type_of,
     numeric_id,
+    provider_text,
     required_secret,
     safe_url,
     unique_texts,
@@ -30,6 +30,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
@@ -137,15 +138,15 @@ _REMOTE_SOURCES = {"imdb": "imdb", "themoviedb.com": "tmdb", "tv maze": "tvmaze"
 def _external_ids(remote: list[_RemoteId] | None) -> dict[str, str]:
     found: dict[str, str] = {}
     for item in remote or []:
-        key = _REMOTE_SOURCES.get((clean_text(item.sourceName, 40) or "").casefold())
-        value = clean_text(item.id, 40)
+        key = _REMOTE_SOURCES.get((provider_text(item.sourceName, 40) or "").casefold())
+        value = provider_text(item.id, 40)
         if key and value:
             found.setdefault(key, value)
     return found
 
 
 def _page_url(slug: str | None, ident: str) -> str:
-    slug = clean_text(slug, 200)
+    slug = provider_text(slug, 200)
     if slug and all(ch.isalnum() or ch in "-_" for ch in slug):
         return f"{PAGE_URL}/series/{slug}"
     return f"{PAGE_URL}/dereferrer/series/{ident}"
@@ -154,7 +155,7 @@ def _page_url(slug: str | None, ident: str) -> str:
 class TvdbProvider:
     """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
 
-    name = "tvdb"
+    name = Provider.TVDB
 
     def __init__(
         self, config: TvdbConfig, cache: ResponseCache | None = None, *,
@@ -240,8 +241,8 @@ class TvdbProvider:
         except InvalidArgument:
             return None
         translations = item.translations or {}
-        name = clean_text(item.name)
-        title = clean_text(translations.get("eng")) or name
+        name = provider_text(item.name)
+        title = provider_text(translations.get("eng")) or name
         if not title:
             return None
         overviews = item.overviews or {}
@@ -251,7 +252,7 @@ class TvdbProvider:
             "aliases": unique_texts(item.aliases or []),
             "external_ids": _external_ids(item.remote_ids),
             **country_details(country_codes([item.country])),
-            "network": clean_text(item.network, 100),
+            "network": provider_text(item.network, 100),
             "first_year": year,
         }
         return Candidate(
@@ -263,7 +264,7 @@ class TvdbProvider:
             original_title=name if name and name != title else None,
             url=_page_url(item.slug, ident),
             poster_url=_image(item.image_url) or _image(item.thumbnail),
-            overview=clean_text(overviews.get("eng") or item.overview, 2000),
+            overview=provider_text(overviews.get("eng") or item.overview, 2000),
             details={k: v for k, v in details.items() if v is not None},
         )
 
@@ -280,8 +281,8 @@ class TvdbProvider:
         series = answer.data
         counts = Counter(e.seasonNumber for e in await self._episodes(ident))
         names = (series.translations.nameTranslations or []) if series.translations else []
-        english = next((clean_text(t.name) for t in names if t.language == "eng" and not t.isAlias), None)
-        name = clean_text(series.name)
+        english = next((provider_text(t.name) for t in names if t.language == "eng" and not t.isAlias), None)
+        name = provider_text(series.name)
         title = english or name or ""
         aliases = unique_texts(
             [a.name for a in series.aliases or []]
@@ -295,7 +296,7 @@ class TvdbProvider:
             "aliases": aliases,
             "external_ids": _external_ids(series.remoteIds),
             **country_details(country_codes([series.originalCountry or series.country])),
-            "network": clean_text(network.name, 100),
+            "network": provider_text(network.name, 100),
             "first_year": year_of(series.firstAired) or year,
             "last_year": year_of(series.lastAired),
             "season_count": len(regular) or None,
@@ -311,7 +312,7 @@ class TvdbProvider:
             original_title=name if name and name != title else None,
             url=_page_url(series.slug, ident),
             poster_url=_image(series.image),
-            overview=clean_text(series.overview, 2000),
+            overview=provider_text(series.overview, 2000),
             details={k: v for k, v in details.items() if v is not None},
         )
 

@@ -15,12 +15,12 @@ from jellybit.adapters.metadata.base import (
     MetadataNotFound,
     RetryPolicy,
     clean_query,
-    clean_text,
     country_codes,
     country_details,
     language_code,
     media_type_of,
     numeric_id,
+    provider_text,
     safe_url,
     unique_texts,
     year_of,
@@ -29,6 +29,7 @@ from jellybit.adapters.metadata.cache import ResponseCache
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
 from jellybit.core.ports import MetadataQuery
+from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
 
@@ -123,13 +124,13 @@ def people_of(crew: list[_Credit], cast: list[_Credit]) -> list[str]:
 
 def _plain(html: str | None) -> str | None:
     # Summaries are HTML fragments ("<p><b>Title</b> is ...</p>").
-    return clean_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
+    return provider_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
 
 
 class TvmazeProvider:
     """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
 
-    name = "tvmaze"
+    name = Provider.TVMAZE
 
     def __init__(
         self, config: TvmazeConfig, cache: ResponseCache | None = None, *,
@@ -212,10 +213,10 @@ class TvmazeProvider:
             "original_language": language_code(show.language),
             "external_ids": {k: v for k, v in {
                 "tvdb": str(externals.thetvdb) if externals.thetvdb else None,
-                "imdb": clean_text(externals.imdb, 20),
+                "imdb": provider_text(externals.imdb, 20),
             }.items() if v},
             **country_details(countries),
-            "network": next((n for n in (clean_text(c.name, 100) for c in channels) if n), None),
+            "network": next((n for n in (provider_text(c.name, 100) for c in channels) if n), None),
             "first_year": year_of(show.premiered),
             "last_year": year_of(show.ended),
         }
@@ -223,7 +224,7 @@ class TvmazeProvider:
             provider=self.name,
             provider_id=str(show.id),
             media_type=MediaType.SERIES,
-            title=clean_text(show.name) or "",
+            title=provider_text(show.name) or "",
             year=year_of(show.premiered),
             url=url.replace("http://", "https://", 1),
             poster_url=safe_url(image.medium) or safe_url(image.original),

@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from jellybit import clock
+from jellybit.adapters.store.base import StoreBase
 
 
-class MetadataCacheMixin:
+class MetadataCacheMixin(StoreBase):
     """Store methods for `metadata_cache` (key -> response body with an expiry time)."""
 
     async def cache_get(self, key: str) -> str | None:
         """Return the cached body for key, or None when absent or expired."""
-        row = await self.fetchone(  # type: ignore[attr-defined]
+        row = await self.fetchone(
             "SELECT body FROM metadata_cache WHERE key = ? AND expires_at > ?", (key, clock.now())
         )
         return row["body"] if row else None
@@ -24,7 +25,7 @@ class MetadataCacheMixin:
         moment = clock.utcnow()
         created = clock.format_time(moment)
         expires = clock.format_time(moment + timedelta(seconds=ttl_seconds))
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await conn.execute(
                 "INSERT INTO metadata_cache (key, body, created_at, expires_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (key) DO UPDATE SET body = excluded.body,"
@@ -34,7 +35,7 @@ class MetadataCacheMixin:
 
     async def cache_purge_expired(self) -> int:
         """Delete expired entries and return how many went."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             cursor = await conn.execute(
                 "DELETE FROM metadata_cache WHERE expires_at <= ?", (clock.now(),)
             )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import aiosqlite
 
 from jellybit import clock, ident
+from jellybit.adapters.store.base import StoreBase
 from jellybit.core.models import Download, Infohash, NewDownload, Transition
 from jellybit.core.states import ACTIVE_STATES, Actor, State, can_transition, is_reactivation
 from jellybit.core.store_records import CreateResult
@@ -27,7 +28,7 @@ UPDATABLE = frozenset(
 )
 
 
-def _row_to_download(row: aiosqlite.Row, hashes: Iterable[Infohash]) -> Download:
+def _row_to_download(row: Mapping[str, Any] | aiosqlite.Row, hashes: Iterable[Infohash]) -> Download:
     data = dict(row)
     data["state"] = State(data["state"])
     return Download(infohashes=tuple(sorted(hashes, key=lambda h: (h.kind, h.value))), **data)
@@ -60,7 +61,7 @@ def _download_filter(
     return (" WHERE " + " AND ".join(where)) if where else "", params
 
 
-class DownloadsMixin:
+class DownloadsMixin(StoreBase):
     """Store methods for `download`, `download_infohash`, `download_torrent`, `state_transition`."""
 
     conn: aiosqlite.Connection
@@ -144,7 +145,7 @@ class DownloadsMixin:
 
         Joining adds the hashes the active download is missing.
         """
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             owners = await self._active_owners(conn, (h.value for h in new.infohashes))
             if not owners and new.source_type == "url":
                 # An http(s) source has no hash until qBittorrent fetched it; the same URL
@@ -191,7 +192,7 @@ class DownloadsMixin:
     async def add_infohashes(self, download_id: str, hashes: Iterable[Infohash]) -> tuple[str, ...]:
         """Add hashes to a download unless another active download owns one (guarded)."""
         hashes = tuple(hashes)
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             if await self._load(conn, download_id) is None:
                 raise NotFound(f"unknown download id {download_id!r}")
             owner = await self._active_owner(conn, (h.value for h in hashes), exclude=download_id)
@@ -209,7 +210,7 @@ class DownloadsMixin:
         expected: State | Iterable[State] | None = None, fields: dict[str, Any] | None = None,
     ) -> tuple[Download, Transition]:
         """Move a download to `target` with its history row; refuses settled -> active."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             current = await self._load(conn, download_id)
             if current is None:
                 raise NotFound(f"unknown download id {download_id!r}")
@@ -226,7 +227,7 @@ class DownloadsMixin:
         expected: State | Iterable[State] | None = None, fields: dict[str, Any] | None = None,
     ) -> tuple[Download, Transition]:
         """Settled -> active (retry, relink), refused if another active download owns a hash."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             current = await self._load(conn, download_id)
             if current is None:
                 raise NotFound(f"unknown download id {download_id!r}")
@@ -276,7 +277,7 @@ class DownloadsMixin:
         bad = set(fields) - UPDATABLE
         if bad:
             raise ValueError(f"not updatable: {sorted(bad)}")
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             current = await self._load(conn, download_id)
             if current is None:
                 raise NotFound(f"unknown download id {download_id!r}")
@@ -313,7 +314,7 @@ class DownloadsMixin:
             return []
         sql = "SELECT id FROM download" + where + " ORDER BY id DESC LIMIT ? OFFSET ?"
         params.extend([limit, offset])
-        rows = await self.fetchall(sql, tuple(params))  # type: ignore[attr-defined]
+        rows = await self.fetchall(sql, tuple(params))
         result = []
         for row in rows:
             download = await self._load(self.conn, row["id"])
@@ -323,7 +324,7 @@ class DownloadsMixin:
 
     async def last_settled(self, state: State) -> Download | None:
         """The download that reached `state` most recently (by `settled_at`, not by when it was added)."""
-        row = await self.fetchone(  # type: ignore[attr-defined]
+        row = await self.fetchone(
             "SELECT id FROM download WHERE state = ? AND settled_at IS NOT NULL"
             " ORDER BY settled_at DESC, id DESC LIMIT 1", (state.value,))
         return await self._load(self.conn, row["id"]) if row else None
@@ -335,25 +336,25 @@ class DownloadsMixin:
         where, params = _download_filter(states, text)
         if where is None:
             return 0
-        row = await self.fetchone("SELECT COUNT(*) AS n FROM download" + where, tuple(params))  # type: ignore[attr-defined]
+        row = await self.fetchone("SELECT COUNT(*) AS n FROM download" + where, tuple(params))
         return int(row["n"]) if row else 0
 
     async def count_by_state(self) -> dict[State, int]:
         """Return how many downloads are in each state."""
-        rows = await self.fetchall("SELECT state, COUNT(*) AS n FROM download GROUP BY state")  # type: ignore[attr-defined]
+        rows = await self.fetchall("SELECT state, COUNT(*) AS n FROM download GROUP BY state")
         return {State(r["state"]): r["n"] for r in rows}
 
     async def active_downloads(self) -> list[Download]:
         """Return every download in an active state, oldest first."""
         # A few queries for all of them (not two per download): the worker reads this every cycle.
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             f"SELECT * FROM download WHERE state IN {_ACTIVE_SQL} ORDER BY id", _ACTIVE
         )
         ids = [r["id"] for r in rows]
         hashes: dict[str, list[Infohash]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            hash_rows = await self.fetchall(  # type: ignore[attr-defined]
+            hash_rows = await self.fetchall(
                 "SELECT download_id, infohash, kind FROM download_infohash WHERE download_id IN ("
                 + ",".join("?" for _ in chunk) + ")", tuple(chunk)
             )
@@ -368,7 +369,7 @@ class DownloadsMixin:
 
     async def find_by_tag(self, tag: str) -> Download | None:
         """Return the download carrying this qBittorrent tag."""
-        row = await self.fetchone("SELECT id FROM download WHERE qbt_tag = ?", (tag,))  # type: ignore[attr-defined]
+        row = await self.fetchone("SELECT id FROM download WHERE qbt_tag = ?", (tag,))
         return await self._load(self.conn, row["id"]) if row else None
 
     async def settled_with_hashes(self, hashes: Iterable[str], exclude: str | None = None) -> list[str]:
@@ -377,7 +378,7 @@ class DownloadsMixin:
         if not values:
             return []
         marks = ",".join("?" for _ in values)
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT DISTINCT d.id FROM download d JOIN download_infohash h ON h.download_id = d.id"
             f" WHERE h.infohash IN ({marks}) AND d.state NOT IN {_ACTIVE_SQL} ORDER BY d.id",
             (*values, *_ACTIVE),
@@ -386,14 +387,14 @@ class DownloadsMixin:
 
     async def torrent_bytes(self, download_id: str) -> bytes | None:
         """Return the stored `.torrent` bytes of a download, if it was added from a file."""
-        row = await self.fetchone(  # type: ignore[attr-defined]
+        row = await self.fetchone(
             "SELECT data FROM download_torrent WHERE download_id = ?", (download_id,)
         )
         return bytes(row["data"]) if row else None
 
     async def transitions(self, download_id: str) -> list[Transition]:
         """Return a download's history, oldest first."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT * FROM state_transition WHERE download_id = ? ORDER BY created_at, id", (download_id,)
         )
         return [_transition(r) for r in rows]

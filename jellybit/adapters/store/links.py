@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
+from typing import Any
 
 import aiosqlite
 
 from jellybit import clock, ident
+from jellybit.adapters.store.base import StoreBase
 from jellybit.core.links import (
     LIVE_STATUSES,
     ApplyBatch,
@@ -42,7 +44,7 @@ _VALUES_PER_ROW = 14
 _ROW_MARKS = "(" + ", ".join("?" * _VALUES_PER_ROW) + ")"
 _STATUS_AT = _COLUMNS.index("fl.status")
 _BY_VALUE = {s.value: s for s in LinkStatus}
-_VALUE = {s: s.value for s in LinkStatus}       # a LinkStatus or its plain string -> the stored text
+_VALUE: dict[str, str] = {s: s.value for s in LinkStatus}     # a LinkStatus or its text -> the stored text
 _IDS_PER_STATEMENT = 900        # below SQLite's oldest limit of 999 bound variables
 # 64 rows per INSERT (multi-row VALUES): a 5,000-row batch inserts in 19 ms instead of executemany's 25.
 _ROWS_PER_INSERT = _IDS_PER_STATEMENT // _VALUES_PER_ROW
@@ -52,7 +54,7 @@ def _status_value(status: LinkStatus | str) -> str:
     return _VALUE.get(status) or LinkStatus(status).value
 
 
-def _link(row: aiosqlite.Row) -> FileLink:
+def _link(row: Sequence[Any] | aiosqlite.Row) -> FileLink:
     values = list(row)
     text = values[_STATUS_AT]
     values[_STATUS_AT] = _BY_VALUE.get(text) or LinkStatus(text)
@@ -110,7 +112,7 @@ async def folder_ids(conn: aiosqlite.Connection, folders: Iterable[str]) -> dict
     return found
 
 
-class LinksMixin:
+class LinksMixin(StoreBase):
     """Store methods for `apply_batch` and `file_link`."""
 
     conn: aiosqlite.Connection
@@ -122,7 +124,7 @@ class LinksMixin:
         batch_id = ident.new_id()
         now = clock.now()
         split = [(*split_path(new.src_path), *split_path(new.dst_path)) for new in links]
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             cursor = await conn.execute(
                 "INSERT INTO apply_batch (id, download_id, status, created_at) VALUES (?, ?, ?, ?)",
                 (batch_id, download_id, BatchStatus.OPEN.value, now),
@@ -130,7 +132,8 @@ class LinksMixin:
             seq = cursor.lastrowid
             folders = await folder_ids(conn, (parts[at] for parts in split for at in (0, 2)))
             async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM file_link") as cur:
-                first = (await cur.fetchone())[0] + 1      # under the write lock: ours to number
+                top = await cur.fetchone()
+            first = (top[0] if top else 0) + 1      # under the write lock: ours to number
             # NewLink's fields: src, dst, kind, size, src_dev, src_ino, src_mtime_ns, status, dst_ino,
             # message (read positionally: a pack journals thousands).
             rows = [
@@ -151,7 +154,7 @@ class LinksMixin:
 
     async def note_copy_inode(self, link_id: int, dst_ino: int) -> None:
         """Record a pending copy's inode before it is published (so recovery can recognise it)."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await conn.execute(
                 "UPDATE file_link SET dst_ino = ? WHERE id = ? AND status = ?",
                 (dst_ino, link_id, LinkStatus.PENDING.value),
@@ -166,7 +169,7 @@ class LinksMixin:
         """
         if not updates and not linked:
             return
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             if updates:
                 await conn.executemany(
                     "UPDATE file_link SET status = ?, dst_ino = COALESCE(?, dst_ino), message = ?"
@@ -188,7 +191,7 @@ class LinksMixin:
         journaled source: they become `linked` (target inode = source inode) in the same transaction.
         """
         now = clock.now()
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             sql = "SELECT seq, download_id FROM apply_batch WHERE id = ?"
             async with conn.execute(sql, (batch_id,)) as cur:
                 row = await cur.fetchone()
@@ -229,7 +232,7 @@ class LinksMixin:
 
     async def close_batch(self, batch_id: str, status: BatchStatus) -> None:
         """Set a batch's final status (`rolled_back` or `undone`)."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await conn.execute(
                 "UPDATE apply_batch SET status = ?, finished_at = ? WHERE id = ?",
                 (BatchStatus(status).value, clock.now(), batch_id),
@@ -237,14 +240,14 @@ class LinksMixin:
 
     async def get_batch(self, batch_id: str) -> ApplyBatch:
         """Return one batch or raise NotFound."""
-        row = await self.fetchone(f"{_BATCH_SELECT} WHERE id = ?", (batch_id,))  # type: ignore[attr-defined]
+        row = await self.fetchone(f"{_BATCH_SELECT} WHERE id = ?", (batch_id,))
         if row is None:
             raise NotFound(f"unknown apply batch {batch_id!r}")
         return _batch(row)
 
     async def open_batches(self) -> list[ApplyBatch]:
         """Return the batches a crash left `open`, oldest first."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             f"{_BATCH_SELECT} WHERE status = ? ORDER BY seq", (BatchStatus.OPEN.value,)
         )
         return [_batch(r) for r in rows]
@@ -259,7 +262,7 @@ class LinksMixin:
             values = [BatchStatus(s).value for s in statuses]
             sql += " AND status IN " + _marks(values)
             params.extend(values)
-        rows = await self.fetchall(sql + " ORDER BY seq DESC", tuple(params))  # type: ignore[attr-defined]
+        rows = await self.fetchall(sql + " ORDER BY seq DESC", tuple(params))
         return [_batch(r) for r in rows]
 
     async def _links_where(self, where: str, params: Sequence[object], statuses: Iterable[LinkStatus] | None):
@@ -271,7 +274,7 @@ class LinksMixin:
                 return []
             sql += " AND fl.status IN " + _marks(values)
             args.extend(values)
-        rows = await self.fetchall(sql + " ORDER BY fl.id", tuple(args))  # type: ignore[attr-defined]
+        rows = await self.fetchall(sql + " ORDER BY fl.id", tuple(args))
         return [_link(r) for r in rows]
 
     async def links_for_download(
@@ -292,7 +295,7 @@ class LinksMixin:
 
     async def replaced_in_batch(self, batch_id: str) -> dict[int, FileLink]:
         """For each row of the batch that replaces another download's row: that row (new id -> old row)."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             f"SELECT r.link_id, {', '.join(_COLUMNS)}{_FROM} JOIN link_replace r ON r.replaced_id = fl.id"
             " WHERE r.link_id IN (SELECT n.id FROM file_link n JOIN apply_batch nb ON nb.seq = n.batch"
             "  WHERE nb.id = ?)", (batch_id,))
@@ -307,7 +310,7 @@ class LinksMixin:
         found: dict[int, FileLink] = {}
         for start in range(0, len(link_ids), _IDS_PER_STATEMENT):
             part = list(link_ids[start:start + _IDS_PER_STATEMENT])
-            rows = await self.fetchall(  # type: ignore[attr-defined]
+            rows = await self.fetchall(
                 f"SELECT r.replaced_id, {', '.join(_COLUMNS)}{_FROM} JOIN link_replace r ON r.link_id = fl.id"
                 f" WHERE r.replaced_id IN {_marks(part)} ORDER BY fl.id", tuple(part))
             for row in rows:
@@ -317,7 +320,7 @@ class LinksMixin:
 
     async def live_links_for_title(self, provider: str, provider_id: str) -> list[FileLink]:
         """Return live rows of every download whose current recognition is `(provider, provider_id)`."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             f"{_SELECT} JOIN recognition r ON r.download_id = b.download_id AND r.is_current = 1"
             f" WHERE r.provider = ? AND r.provider_id = ? AND fl.status IN {_LIVE_SQL} ORDER BY fl.id",
             (provider, provider_id, *_LIVE),
@@ -328,7 +331,7 @@ class LinksMixin:
         """Return downloads of a title group: current recognition on the id, with live (or replaced) links."""
         # A download whose files a better copy replaced belongs to the title too: undoing the
         # better copy would bring its file back into a title being deleted.
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT DISTINCT r.download_id FROM recognition r"
             " WHERE r.is_current = 1 AND r.provider = ? AND r.provider_id = ? AND EXISTS ("
             "  SELECT 1 FROM apply_batch b JOIN file_link fl ON fl.batch = b.seq"
@@ -340,14 +343,14 @@ class LinksMixin:
 
     async def title_groups(self, roots: Sequence[str]) -> list[TitleGroup]:
         """Compute every title group with live links: members, title folders, episode coverage."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT r.provider, r.provider_id, r.media_type, r.title, r.year,"
             " d.id AS download_id, d.display_name, d.state FROM recognition r"
             " JOIN download d ON d.id = r.download_id"
             " WHERE r.is_current = 1 AND r.provider IS NOT NULL AND r.provider_id IS NOT NULL"
             " ORDER BY r.provider, r.provider_id, d.id"
         )
-        live_rows = await self.fetchall(  # type: ignore[attr-defined]
+        live_rows = await self.fetchall(
             "SELECT b.download_id, df.path || '/' || fl.dst_name AS dst_path, fl.kind FROM file_link fl"
             " JOIN apply_batch b ON b.seq = fl.batch JOIN link_folder df ON df.id = fl.dst_folder"
             f" WHERE fl.status IN {_LIVE_SQL}", _LIVE

@@ -9,6 +9,7 @@ from typing import Any
 import aiosqlite
 
 from jellybit import clock, ident
+from jellybit.adapters.store.base import StoreBase
 from jellybit.core.records import (
     Candidate,
     MediaType,
@@ -62,7 +63,7 @@ def _recognition(
     )
 
 
-class RecognitionsMixin:
+class RecognitionsMixin(StoreBase):
     """Store methods for `recognition`, `metadata_candidate`, `hint` and `override`."""
 
     conn: aiosqlite.Connection
@@ -81,7 +82,7 @@ class RecognitionsMixin:
 
     async def save_recognition(self, download_id: str, draft: RecognitionDraft) -> Recognition:
         """Store a draft as the download's new current recognition (with its candidates)."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await self._require_download(conn, download_id)
             async with conn.execute(
                 "SELECT COALESCE(MAX(attempt_no), 0) AS n FROM recognition WHERE download_id = ?",
@@ -159,7 +160,7 @@ class RecognitionsMixin:
 
     async def choose_candidate(self, download_id: str, candidate_id: str) -> Candidate:
         """Mark one candidate of the current recognition as chosen (the others not)."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             async with conn.execute(
                 "SELECT c.recognition_id FROM metadata_candidate c JOIN recognition r"
                 " ON r.id = c.recognition_id WHERE c.id = ? AND r.download_id = ? AND r.is_current = 1",
@@ -180,7 +181,7 @@ class RecognitionsMixin:
 
     async def add_hint(self, download_id: str, text: str) -> Hint:
         """Store a hint for a download."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await self._require_download(conn, download_id)
             hint = Hint(ident.new_id(), download_id, text, clock.now())
             await conn.execute(
@@ -191,14 +192,14 @@ class RecognitionsMixin:
 
     async def hints(self, download_id: str) -> list[Hint]:
         """Return a download's hints, oldest first."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT * FROM hint WHERE download_id = ? ORDER BY created_at, id", (download_id,)
         )
         return [Hint(r["id"], r["download_id"], r["text"], r["created_at"]) for r in rows]
 
     async def set_overrides(self, download_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Pin fields (JSON values) in one transaction; a None value unpins the field."""
-        async with self.write() as conn:  # type: ignore[attr-defined]
+        async with self.write() as conn:
             await self._require_download(conn, download_id)
             now = clock.now()
             for name, value in values.items():
@@ -218,7 +219,7 @@ class RecognitionsMixin:
 
     async def overrides(self, download_id: str) -> dict[str, Any]:
         """Return a download's pinned fields."""
-        rows = await self.fetchall(  # type: ignore[attr-defined]
+        rows = await self.fetchall(
             "SELECT field, value FROM override WHERE download_id = ? ORDER BY field", (download_id,)
         )
         return {r["field"]: json.loads(r["value"]) for r in rows}

@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import cast
 
+from jellybit.adapters.store.base import StoreBase
 from jellybit.adapters.store.downloads import _download_filter, _row_to_download, _transition
 from jellybit.adapters.store.links import _SELECT as _LINKS_SELECT
 from jellybit.adapters.store.links import _link
@@ -24,10 +26,11 @@ from jellybit.adapters.store.reader import Reader, TooBig
 from jellybit.adapters.store.recognitions import _candidate, _reasons, _recognition
 from jellybit.core.links import LIVE_STATUSES
 from jellybit.core.models import Download, Infohash, Transition
-from jellybit.core.records import MediaType, Plan, Recognition, Recommendation
+from jellybit.core.records import Candidate, MediaType, Plan, Recognition, Recommendation
 from jellybit.core.states import State
 from jellybit.core.store_records import (
     DownloadRecord,
+    DownloadRow,
     DownloadView,
     Hint,
     PageRecord,
@@ -80,7 +83,7 @@ def _split(conn: sqlite3.Connection, row: sqlite3.Row) -> tuple[Download, Recogn
         {k: v for k, v in data.items() if k != "d_hashes"}, _hashes(data.get("d_hashes")))
     if headline["id"] is None:
         return download, None
-    poster = ()
+    poster: tuple[Candidate, ...] = ()
     if headline["poster_candidate"] is not None:
         found = conn.execute("SELECT * FROM metadata_candidate WHERE id = ?",
                              (headline["poster_candidate"],)).fetchone()
@@ -141,12 +144,12 @@ def read_rows(conn: sqlite3.Connection, states: Iterable[State] | None, text: st
     sql = _page_sql(where, "ORDER BY id DESC LIMIT ? OFFSET ?", columns=_ROW)
     cursor.execute(sql, (*params, limit, offset))
     names = [column[0] for column in cursor.description]
-    rows = []
+    rows: list[DownloadRow] = []
     for values in cursor:
         row = dict(zip(names, values, strict=True))
         row["infohashes"] = sorted(row["infohashes"].split(",")) if row["infohashes"] else []
-        rows.append(row)
-    return RowPage(tuple(rows), _count(conn, states, text))  # type: ignore[arg-type]
+        rows.append(cast(DownloadRow, row))
+    return RowPage(tuple(rows), _count(conn, states, text))
 
 
 def _one(conn: sqlite3.Connection, download_id: str) -> tuple[Download, Recognition | None] | None:
@@ -269,7 +272,7 @@ def read_reconcile_page(conn: sqlite3.Connection, states: Sequence[State], after
             for first, links in grouped.values()]
 
 
-class ViewsMixin:
+class ViewsMixin(StoreBase):
     """Store methods that answer a whole request in one trip to the reader."""
 
     reader: Reader

@@ -14,7 +14,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.warnings import PTBDeprecationWarning
 
-from jellybit.transports.telegram_render import Card
+from jellybit.transports.telegram.render import Card
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,10 @@ from jellybit.client import client_options
 from jellybit.config import MqttConfig
 from jellybit.core.backoff import ReconnectPacer
 from jellybit.protocol import AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, Command, Topics
-from jellybit.transports.failures import failure_event
-from jellybit.transports.mqtt_requests import (
+from jellybit.transports.base import Supervise
+from jellybit.transports.mqtt.failures import failure_event
+from jellybit.transports.mqtt.request_queue import RequestQueue
+from jellybit.transports.mqtt.requests import (
     Body,
     Handler,
     Reply,
@@ -39,11 +41,11 @@ from jellybit.transports.mqtt_requests import (
     safe_json,
     shown,
 )
-from jellybit.transports.request_queue import RequestQueue
-from jellybit.transports.uploads import Dropped, Uploads, admitting_queue
+from jellybit.transports.mqtt.uploads import Dropped, Uploads, admitting_queue
 
 log = logging.getLogger(__name__)
 
+MQTT, MQTT_UPDATES = "mqtt", "mqtt-updates"       # the supervised loops (`info.components` names them)
 REQUEST_WORKERS = 4
 BUSY_LOG_INTERVAL = 10.0
 
@@ -90,7 +92,13 @@ def encode(data: Any) -> bytes:
 
 
 class MqttBridge:
-    """Runs the connection loop; serves requests; publishes state, events and availability."""
+    """Runs the connection loop; serves requests; publishes state, events and availability.
+
+    A `Transport`: `start` hands the connection (`mqtt`) and the forwarder (`mqtt-updates`) to the
+    supervisor, `stop` publishes `offline`.
+    """
+
+    name = MQTT
 
     def __init__(
         self,
@@ -264,8 +272,8 @@ class MqttBridge:
         The app supervises `connection()` and `forward()` separately; this runs both for callers
         without a supervisor, and ends with the error of whichever of them failed.
         """
-        tasks = [asyncio.create_task(self.connection(), name="mqtt"),
-                 asyncio.create_task(self.forward(), name="mqtt-updates")]
+        tasks = [asyncio.create_task(self.connection(), name=MQTT),
+                 asyncio.create_task(self.forward(), name=MQTT_UPDATES)]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -274,6 +282,11 @@ class MqttBridge:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def start(self, supervise: Supervise) -> None:
+        """Supervise the connection and the forwarder separately (one may restart without the other)."""
+        supervise(MQTT, self.connection)
+        supervise(MQTT_UPDATES, self.forward)
 
     async def connection(self) -> None:
         """The broker connection: connect, subscribe, publish state, serve; reconnect with backoff."""

@@ -1,7 +1,5 @@
-"""The worker side of the MQTT bridge: command handlers and the state it publishes.
-
-Handlers turn a validated request into one `Commands` call and its result into JSON data.
-`EngineState` turns the event bus into retained topics and the `events` stream.
+"""The state the worker publishes over MQTT: `EngineState` turns the event bus into retained topics
+(`info`, `summary`, one per download) and the `events` stream.
 """
 
 from __future__ import annotations
@@ -11,11 +9,11 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
-from typing import Any
 
 from jellybit import __version__, clock
 from jellybit.config import Config
 from jellybit.core.models import Download
+from jellybit.core.providers import searched
 from jellybit.core.states import ACTIVE_STATES, SETTLED_STATES, State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventBus, EventKind
@@ -23,40 +21,22 @@ from jellybit.engine.results import DownloadView
 from jellybit.engine.supervisor import ComponentHealth
 from jellybit.protocol import (
     MAX_LIST_LIMIT,
-    AddRequest,
-    ApplyRequest,
-    CancelRequest,
-    Command,
     ComponentStatus,
-    DeferRequest,
-    DeleteTitleRequest,
-    IdRequest,
     InfoPayload,
-    ListRequest,
-    NotifyRequest,
     ReconcileStatus,
-    RefineRequest,
-    RejectRequest,
-    Request,
     SystemStatus,
     Topics,
-    UpgradeRequest,
 )
 from jellybit.protocol import (
     EventType as WireEventType,
 )
 from jellybit.transports import service_health as health
-from jellybit.transports.mqtt import Message, encode
+from jellybit.transports.mqtt.bridge import Message, encode
 from jellybit.transports.payloads import (
-    add_result,
-    detail_payload,
     download_row,
     event_payload,
-    list_page,
-    plain,
     review_payload,
     summary_payload,
-    undo_result,
 )
 
 log = logging.getLogger(__name__)
@@ -65,88 +45,6 @@ WIRE_EVENTS = frozenset(e.value for e in WireEventType)
 PAGE = MAX_LIST_LIMIT    # the biggest page `list` takes
 QUEUE_SHOWN = 20         # reviews listed in `summary` (HA records attributes only up to 16 KiB)
 UNKNOWN_RECHECK = 0.5    # seconds between `info` refreshes while qBittorrent's status is not known yet
-
-
-def build_handlers(commands: Commands) -> dict[Command, Callable[[Request], Awaitable[Any]]]:
-    """One handler per protocol command."""
-
-    async def dl(download: Download) -> dict[str, Any]:
-        view = await commands.view(download.id)
-        return download_row(download, view.recognition if view else None)
-
-    async def add(r: Request) -> Any:
-        assert isinstance(r, AddRequest)
-        result = await commands.add(source=r.source, torrent=r.torrent_bytes(), context=r.context)
-        return add_result(result, await commands.view(result.download.id))
-
-    async def apply(r: Request) -> Any:
-        assert isinstance(r, ApplyRequest)
-        overrides = r.overrides.model_dump(mode="json", exclude_none=True) if r.overrides else None
-        return await dl(await commands.apply(r.id, candidate_id=r.candidate_id, overrides=overrides))
-
-    async def upgrade(r: Request) -> Any:
-        assert isinstance(r, UpgradeRequest)
-        return await dl(await commands.upgrade(r.id, choice=r.choice.value))
-
-    async def refine(r: Request) -> Any:
-        assert isinstance(r, RefineRequest)
-        return await dl(await commands.refine(r.id, hint=r.hint))
-
-    async def reject(r: Request) -> Any:
-        assert isinstance(r, RejectRequest)
-        return await dl(await commands.reject(r.id, reason=r.reason))
-
-    async def defer(r: Request) -> Any:
-        assert isinstance(r, DeferRequest)
-        return await dl(await commands.defer(r.id, until=r.until, hours=r.hours))
-
-    async def undo(r: Request) -> Any:
-        assert isinstance(r, IdRequest)
-        outcome = await commands.undo(r.id)
-        return undo_result(outcome, await commands.view(outcome.download.id))
-
-    async def retry(r: Request) -> Any:
-        assert isinstance(r, IdRequest)
-        return await dl(await commands.retry(r.id))
-
-    async def cancel(r: Request) -> Any:
-        assert isinstance(r, CancelRequest)
-        return await dl(await commands.cancel(r.id, delete_data=r.delete_data, confirm=r.confirm))
-
-    async def relink(r: Request) -> Any:
-        assert isinstance(r, IdRequest)
-        return await dl(await commands.relink(r.id))
-
-    async def delete_title(r: Request) -> Any:
-        assert isinstance(r, DeleteTitleRequest)
-        return plain(await commands.delete_title(r.provider, r.provider_id,
-                                                 delete_torrents=r.delete_torrents, confirm=r.confirm))
-
-    async def get(r: Request) -> Any:
-        assert isinstance(r, IdRequest)
-        return detail_payload(await commands.get(r.id))
-
-    async def list_(r: Request) -> Any:
-        assert isinstance(r, ListRequest)
-        states = [s.value for s in r.states] if r.states is not None else None
-        rows = await commands.list_rows(states=states, text=r.text, limit=r.limit, offset=r.offset)
-        return list_page(rows, r.limit, r.offset)
-
-    async def titles(r: Request) -> Any:
-        return plain(await commands.titles())
-
-    async def notify(r: Request) -> Any:
-        assert isinstance(r, NotifyRequest)
-        commands.notify(r.hash)
-        return {"woken": True}
-
-    return {
-        Command.ADD: add, Command.APPLY: apply, Command.UPGRADE: upgrade, Command.REFINE: refine,
-        Command.REJECT: reject,
-        Command.DEFER: defer, Command.UNDO: undo, Command.RETRY: retry, Command.CANCEL: cancel,
-        Command.RELINK: relink, Command.DELETE_TITLE: delete_title, Command.GET: get,
-        Command.LIST: list_, Command.TITLES: titles, Command.NOTIFY: notify,
-    }
 
 
 class EngineState:
@@ -185,7 +83,7 @@ class EngineState:
             qbittorrent=health.qbittorrent_status(self.config, qbt.reachable, qbt.error, qbt.version),
             llm=health.llm_status(self.config, ok=None, message=""),
             metadata={name: health.provider_status(self.config, name, None)
-                      for name in ("tmdb", "tvdb", "tvmaze")},
+                      for name in searched()},
             jellyfin=health.jellyfin_status(self.config, None),
             telegram=health.telegram_status(self.config, running=False, error=None, refused=False),
             components={name: ComponentStatus(running=h.running, restarts=h.restarts, error=h.error,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jellybit.adapters.library import files as fs
+from jellybit.adapters.library.roots import Roots
 from jellybit.core.links import FileLink, TitleGroup, title_folder_of
 from jellybit.core.ports import UndoResult
 from jellybit.errors import NotFound
@@ -90,7 +91,7 @@ class TitlesMixin:
         removed, kept = [], []
         for folder in folders:
             path = Path(folder)
-            root = fs.Roots(self.roots.values()).root_of(path / "x")
+            root = Roots(self.roots.values()).root_of(path / "x")
             if root is not None and is_dir(path):
                 await asyncio.to_thread(fs.prune_empty_dirs, path, root)
             if is_dir(path):

@@ -7,12 +7,13 @@ from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from jellybit.core.states import ACTIVE_STATES, State
-from jellybit.engine.commands import UNDOABLE, Commands
+from jellybit.engine.commands import Commands
 from jellybit.errors import JellybitError
-from jellybit.transports import telegram_render as render
-from jellybit.transports.telegram_pings import ASKED, Pinger
-from jellybit.transports.telegram_text import Action, Press, encode_press, parse_command
+from jellybit.present import states_for
+from jellybit.protocol import ACTIVE_STATES, State
+from jellybit.transports.telegram import answers, models, render
+from jellybit.transports.telegram.pings import ASKED, Pinger
+from jellybit.transports.telegram.text import Action, Press, encode_press, parse_command
 
 Say = Callable[..., Awaitable[None]]
 MAX_REVIEW_CARDS = 10
@@ -56,21 +57,16 @@ class ChatCommands:
 
     async def help(self, chat: int, args: str, update_id: int) -> None:
         """/help and /start."""
-        await self.say(chat, render.HELP)
+        await self.say(chat, answers.HELP)
 
     async def list(self, chat: int, args: str, update_id: int) -> None:
         """/list: active downloads, review first."""
-        page = await self.commands.list(states=[s.value for s in ACTIVE_STATES], limit=render.LIST_LIMIT)
-        titles: dict[str, str] = {}
-        for download in page.items:
-            if download.state in (State.REVIEW, State.APPLYING):
-                detail = await self.commands.get(download.id)
-                titles[download.id] = render.title_of(download, detail.recognition)
-        await self.say(chat, render.list_text(page, titles))
+        await self.say(chat, answers.list_text(await models.page(self.commands, ACTIVE_STATES,
+                                                                 answers.LIST_LIMIT)))
 
     async def review(self, chat: int, args: str, update_id: int) -> None:
         """/review: each download waiting for review as a card with its buttons (deferred ones too)."""
-        page = await self.commands.list(states=[State.REVIEW.value], limit=MAX_REVIEW_CARDS)
+        page = await models.page(self.commands, [State.REVIEW], MAX_REVIEW_CARDS)
         if not page.items:
             await self.say(chat, "Nothing is waiting for review.")
             return
@@ -83,7 +79,8 @@ class ChatCommands:
 
     async def status(self, chat: int, args: str, update_id: int) -> None:
         """/status: qBittorrent as the worker sees it and the counts."""
-        await self.say(chat, render.status_text(await self.commands.status(), await self.commands.summary()))
+        summary = await models.summary(self.commands)
+        await self.say(chat, answers.status_text(await self.commands.status(), summary))
 
     async def undo(self, chat: int, args: str, update_id: int) -> None:
         """/undo ID asks for confirmation; /undo alone offers the latest laid-out downloads."""
@@ -91,11 +88,11 @@ class ChatCommands:
         if target:
             await self.ask_undo(chat, target.lower())
             return
-        page = await self.commands.list(states=[s.value for s in UNDOABLE], limit=UNDO_CHOICES)
+        page = await models.page(self.commands, states_for("undo"), UNDO_CHOICES)
         if not page.items:
             await self.say(chat, "Nothing is laid out, so there is nothing to undo.")
             return
         rows: list[list[Any]] = [[InlineKeyboardButton(
-            f"Undo {(d.display_name or d.source_ref)[:50]}",
+            f"Undo {render.title_of(d)[:50]}",
             callback_data=encode_press(Press(Action.UNDO_ASK, d.id)))] for d in page.items]
         await self.say(chat, "Which one? (or /undo ID)", keyboard=InlineKeyboardMarkup(rows))

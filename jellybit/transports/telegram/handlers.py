@@ -17,17 +17,17 @@ from telegram import Bot, CallbackQuery, Message, MessageEntity, Update, User
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
-from jellybit.core.states import State
-from jellybit.engine.commands import UNDOABLE, Commands
-from jellybit.engine.results import AddResult
+from jellybit.engine.commands import Commands
 from jellybit.errors import JellybitError
 from jellybit.logs import for_download
-from jellybit.transports import telegram_render as render
-from jellybit.transports.telegram_access import Gate, Verdict
-from jellybit.transports.telegram_commands import ChatCommands
-from jellybit.transports.telegram_pings import Pinger
-from jellybit.transports.telegram_send import NO_PREVIEW, Redactor, best_effort, edit_card
-from jellybit.transports.telegram_text import MAX_SOURCES, Action, Press, decode_press, extract
+from jellybit.present import allowed
+from jellybit.protocol import AddResult, State
+from jellybit.transports.telegram import answers, models, render
+from jellybit.transports.telegram.access import Gate, Verdict
+from jellybit.transports.telegram.commands import ChatCommands
+from jellybit.transports.telegram.pings import Pinger
+from jellybit.transports.telegram.send import NO_PREVIEW, Redactor, best_effort, edit_card
+from jellybit.transports.telegram.text import MAX_SOURCES, Action, Press, decode_press, extract
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,8 @@ class UpdateHandler:
                            reply_to=message.message_id)
             return
         log.info("telegram: hint added", **for_download(download.id, **who(message.from_user)))
-        await self.say(message.chat.id, f"Hint added; recognizing <b>{render.esc(download.display_name)}</b> "
+        shown = await models.download(self.commands, download)
+        await self.say(message.chat.id, f"Hint added; recognizing <b>{render.esc(shown.name)}</b> "
                        "again. I will ping you with the result.", reply_to=message.message_id)
 
     def _links(self, message: Message) -> list[str]:
@@ -191,10 +192,10 @@ class UpdateHandler:
                 shown = job.get("source") or (message.document.file_name if message.document else "")
                 errors.append(f"{str(shown)[:80]}: {exc.message}")
                 continue
-            results.append(result)
+            results.append(await models.added(self.commands, result))
             log.info("telegram: torrent added" if result.created else "telegram: joined an active download",
                      **for_download(result.download.id, **who(message.from_user)))
-        await self.say(message.chat.id, render.added_text(results, errors, panel=self.settings.panel),
+        await self.say(message.chat.id, answers.added_text(results, errors, panel=self.settings.panel),
                        reply_to=message.message_id)
 
     # ------------------------------------------------------------ buttons
@@ -217,11 +218,11 @@ class UpdateHandler:
 
     async def _show_state(self, message: Message, download_id: str, outcome: str) -> None:
         try:
-            detail = await self.commands.get(download_id)
+            detail = await models.detail(self.commands, download_id)
         except JellybitError:
             return
         caption = bool(message.photo)
-        text = render.state_card(detail.download, detail.recognition, outcome, caption=caption)
+        text = render.state_card(detail.download, outcome, caption=caption)
         await best_effort(lambda: edit_card(self.bot, message.chat.id, message.message_id, text,
                                             caption=caption), "edit", self.redact)
 
@@ -248,7 +249,7 @@ class UpdateHandler:
             return f"Deferred by {name} until {until[:16].replace('T', ' ')} UTC; I will remind you.", True
         if press.action is Action.RETRY:
             download = await self.commands.retry(target)
-            return f"Retried by {name}; now {render.STATE_WORDS[download.state]}.", True
+            return f"Retried by {name}; now {render.state_words(download.state)}.", True
         if press.action is Action.UNDO_ASK:
             await self.ask_undo(query.message.chat.id if query.message else query.from_user.id, target)
             return "Confirm below.", False
@@ -262,12 +263,11 @@ class UpdateHandler:
 
     async def ask_undo(self, chat_id: int, download_id: str) -> None:
         """Send the undo confirmation for one download (refuses states that cannot be undone)."""
-        detail = await self.commands.get(download_id)
+        detail = await models.detail(self.commands, download_id)
         download = detail.download
-        if download.state not in UNDOABLE:
-            await self.say(chat_id, f"{render.esc(render.title_of(download, detail.recognition))} is "
-                           f"{render.STATE_WORDS[download.state]}; only laid-out downloads can be undone.")
+        if not allowed("undo", download.state):
+            await self.say(chat_id, f"{render.esc(render.title_of(download))} is "
+                           f"{render.state_words(download.state)}; only laid-out downloads can be undone.")
             return
-        live = sum(1 for link in detail.links if str(link.status) in render.LIVE_LINKS)
-        card = render.undo_confirm_card(download, detail.recognition, live)
+        card = render.undo_confirm_card(detail)
         await self.say(chat_id, card.text, keyboard=card.keyboard)

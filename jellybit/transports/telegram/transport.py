@@ -25,12 +25,12 @@ from jellybit.config import Config, TelegramConfig
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
 from jellybit.errors import StorageFault
-from jellybit.transports.telegram_access import Gate
-from jellybit.transports.telegram_commands import MENU
-from jellybit.transports.telegram_handlers import Settings, UpdateHandler
-from jellybit.transports.telegram_pings import Pinger, PingStore
-from jellybit.transports.telegram_send import Health, Redactor, best_effort, retry_seconds
-from jellybit.transports.telegram_webhook import WebhookReceiver
+from jellybit.transports.telegram.access import Gate
+from jellybit.transports.telegram.commands import MENU
+from jellybit.transports.telegram.handlers import Settings, UpdateHandler
+from jellybit.transports.telegram.pings import Pinger, PingStore
+from jellybit.transports.telegram.send import Health, Redactor, best_effort, retry_seconds
+from jellybit.transports.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
 

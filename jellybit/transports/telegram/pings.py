@@ -29,11 +29,12 @@ from jellybit.core.pings import PingStatus, TelegramPing
 from jellybit.core.states import State
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import Event, EventKind, Subscription
-from jellybit.engine.results import DownloadDetail
 from jellybit.errors import NotFound, StorageFault
 from jellybit.logs import for_download
-from jellybit.transports.telegram_render import Card, done_card, failed_card, review_card
-from jellybit.transports.telegram_send import Health, Redactor, retry_seconds, send_card
+from jellybit.protocol import DownloadDetail
+from jellybit.transports.telegram import models
+from jellybit.transports.telegram.render import Card, card
+from jellybit.transports.telegram.send import Health, Redactor, retry_seconds, send_card
 
 log = logging.getLogger(__name__)
 
@@ -264,19 +265,13 @@ class Pinger:
             except TimeoutError:
                 pass
 
-    def _render(self, ping: TelegramPing, detail: DownloadDetail, url_buttons: bool, photo: bool) -> Card:
-        download, recognition = detail.download, detail.recognition
-        if ping.kind == State.REVIEW.value:
-            return review_card(download, recognition, panel=self.panel, margin=self.margin,
-                               url_buttons=url_buttons, photo=photo)
-        if ping.kind == State.DONE.value:
-            return done_card(download, recognition, detail.links, panel=self.panel, url_buttons=url_buttons)
-        return failed_card(download, recognition, panel=self.panel, url_buttons=url_buttons)
+    def _render(self, detail: DownloadDetail, url_buttons: bool, photo: bool) -> Card:
+        return card(detail, panel=self.panel, margin=self.margin, url_buttons=url_buttons, photo=photo)
 
     async def deliver(self, ping: TelegramPing) -> int:
         """Send one ping (or supersede, postpone, reschedule it); 1 when a message went out."""
         try:
-            detail = await self.commands.get(ping.download_id)
+            detail = await models.detail(self.commands, ping.download_id)
         except NotFound:
             await self.store.telegram_close_ping(ping.id, PingStatus.DROPPED, "the download is gone")
             return 0
@@ -290,7 +285,7 @@ class Pinger:
             await self.store.telegram_reschedule(ping.id, download.defer_until, attempted=False)
             return 0
         try:
-            message, photo = await send_card(self.bot, ping.chat_id, partial(self._render, ping, detail))
+            message, photo = await send_card(self.bot, ping.chat_id, partial(self._render, detail))
         except RetryAfter as exc:
             wait = retry_seconds(exc)
             self._paused_until = asyncio.get_running_loop().time() + wait
