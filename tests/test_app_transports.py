@@ -19,8 +19,9 @@ from jellybit.config import (
     TelegramConfig,
     TvmazeConfig,
 )
-from jellybit.transports.base import LoopTransport, Supervise, Transport
+from jellybit.transports.base import Supervise, Transport
 from jellybit.transports.mqtt import MqttBridge
+from jellybit.transports.telegram.transport import TelegramTransport
 from tests.support.services import free_port
 
 
@@ -47,7 +48,7 @@ def test_build_app_decides_which_transports_run(tmp_path: Path) -> None:
     app = build_app(_config(tmp_path, telegram=telegram))
     assert [t.name for t in app.transports] == ["mqtt", "telegram"]
     assert all(isinstance(t, Transport) for t in app.transports)
-    assert isinstance(app.transport("telegram"), LoopTransport)
+    assert isinstance(app.transport("telegram"), TelegramTransport)
 
     assert build_app(_config(tmp_path), mqtt=False).transports == ()
 
@@ -94,15 +95,6 @@ async def test_start_supervises_a_transports_loops_and_stop_says_goodbye_first(t
     assert recorder.events == ["loop started", "stop", "loop cancelled"]
     task = app.supervisor.task("recorder-loop")
     assert task is None or task.done()
-
-
-async def test_a_loop_transport_supervises_its_one_loop_under_its_name() -> None:
-    """The Telegram wrapper hands exactly its loop to the supervisor, named as the transport."""
-    transport = LoopTransport("x", Recorder().loop)
-    handed: list[tuple[str, object]] = []
-    transport.start(lambda name, loop: handed.append((name, loop)))
-    assert handed == [("x", transport.run)]
-    await transport.stop()
 
 
 def _transport_imports(path: Path) -> set[str]:

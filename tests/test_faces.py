@@ -167,3 +167,14 @@ async def test_every_face_offers_what_the_engine_accepts_in_every_state(
             f"{sorted(accepted[state] & vocabulary)} of the actions {face} has")
     if face in ("panel", "cli"):
         assert vocabulary == frozenset(COMMAND_STATES), f"{face} lacks {set(COMMAND_STATES) - vocabulary}"
+
+
+def test_a_command_the_table_gains_is_offered_by_the_panel_and_the_cli_as_they_are(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk 'add a command' (docs/architecture.md): a row in `COMMAND_STATES` is all the panel's
+    action bar and the CLI's `Next:` need to offer it, in exactly its states."""
+    monkeypatch.setitem(COMMAND_STATES, "pause", frozenset({State.DOWNLOADING}))
+    ident = "01jbz9x8k4m3n2p1q0r9s8t7v6"
+    for state in State:
+        assert ("pause" in offered(state)) is (state is State.DOWNLOADING)
+        assert (f"jellybit pause {ident}" in next_commands(ident, state)) is (state is State.DOWNLOADING)

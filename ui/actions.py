@@ -7,12 +7,12 @@ from typing import Any
 
 from nicegui import ui
 
-from jellybit.present import ACTIONS, allowed
-from jellybit.protocol import Command
+from jellybit.present import allowed
+from jellybit.protocol import COMMAND_STATES, Command
 from ui.live import Live, RequestFailed
 
 log = logging.getLogger(__name__)
-__all__ = ["BAR", "DESTRUCTIVE", "OFFERS", "ORDER", "PRIMARY", "allowed", "call", "confirm_dialog", "notify",
+__all__ = ["DESTRUCTIVE", "ORDER", "PRIMARY", "allowed", "bar_actions", "call", "confirm_dialog", "notify",
            "offered", "show_error"]
 
 # Which action a state allows is the engine's table (`jellybit.present.allowed`).
@@ -21,17 +21,23 @@ ELSEWHERE = ("upgrade", "refine")
 # The action bar, primary first, destructive last; a command the table gains later gets a plain button
 # at its end, so a new command needs no change here to be offered in the states that allow it.
 ORDER = ("apply", "retry", "relink", "defer", "reject", "undo", "cancel")
-BAR = (*ORDER, *(a for a in ACTIONS if a not in ORDER and a not in ELSEWHERE))
 DESTRUCTIVE = frozenset({"reject", "undo", "cancel"})
 PRIMARY = frozenset({"apply", "retry", "relink"})
-OFFERS = (*BAR, *ELSEWHERE)         # every action the download page offers
+
+
+def bar_actions() -> tuple[str, ...]:
+    """The action bar's buttons in order: the ones above, then every other command of the table."""
+    return (*ORDER, *(a for a in COMMAND_STATES if a not in ORDER and a not in ELSEWHERE))
+
+
 # Toasts sit at the bottom: never over the navigation (on a phone the top is the whole header).
 TOAST_POSITION = "bottom"
 
 
 def offered(state: str | None, *, asks_upgrade: bool = False) -> tuple[str, ...]:
     """What the download page offers in this state (a better-copy question takes Apply's place)."""
-    return tuple(a for a in OFFERS if allowed(a, state) and not (a == "apply" and asks_upgrade))
+    return tuple(a for a in (*bar_actions(), *ELSEWHERE)
+                 if allowed(a, state) and not (a == "apply" and asks_upgrade))
 
 
 def notify(message: str, *, kind: str = "info", **options: object) -> None:

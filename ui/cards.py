@@ -12,7 +12,7 @@ from ui.frame import WRAP
 
 def state_badge(state: str) -> ui.badge:
     """A coloured badge with the state in words."""
-    return ui.badge(fmt.state_label(state), color=fmt.state_color(state)).classes(
+    return ui.badge(fmt.state_name(state), color=fmt.state_color(state)).classes(
         "text-sm px-2 py-1 shrink-0").props(f"data-state={state}")
 
 

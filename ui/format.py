@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from jellybit.present import count, sentence, state_name, title_line
 from jellybit.protocol import Role, State
 
-__all__ = ["count", "sentence", "title_line"]   # every face's words (jellybit.present)
+__all__ = ["count", "sentence", "state_name", "title_line"]   # every face's words (jellybit.present)
 
 # The colour of each state's badge (its name is every face's: `jellybit.present.state_name`).
 COLOURS: dict[State, str] = {
@@ -30,11 +30,6 @@ MARKS: dict[str, tuple[str, str]] = {
     "superseded": ("Superseded", "grey-7"),
     "pending": ("Pending", "blue-grey-8"),
 }
-
-
-def state_label(state: str) -> str:
-    """The state in words."""
-    return state_name(state)
 
 
 def state_color(state: str) -> str:

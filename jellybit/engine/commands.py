@@ -27,7 +27,7 @@ from jellybit.core.store_records import RowPage
 from jellybit.engine import ingest as ingest_module
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import (
-    AddResult,
+    AddOutcome,
     DownloadDetail,
     DownloadPage,
     DownloadView,
@@ -128,7 +128,7 @@ class Commands:
     # ------------------------------------------------------------ add
 
     async def add(self, *, source: str | None = None, torrent: bytes | None = None,
-                  context: str = "") -> AddResult:
+                  context: str = "") -> AddOutcome:
         """Accept a magnet, URL, infohash or .torrent; joins the active download with the same hash."""
         result = await ingest_module.ingest(
             self.store, source=source, torrent=torrent, context=context,
@@ -143,7 +143,7 @@ class Commands:
             self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=download.display_name,
                                    to_state=download.state, data={"infohashes": list(result.added_hashes)}))
         self.worker.wake()
-        return AddResult(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
+        return AddOutcome(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
 
     # ------------------------------------------------------------ review decisions
 

@@ -14,12 +14,12 @@ from jellybit.core.records import Recognition
 from jellybit.core.store_records import DownloadView, Hint
 from jellybit.engine.reconcile import ReconcileProgress
 
-__all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
+__all__ = ["AddOutcome", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
            "Summary", "TitleDeleteOutcome", "UndoOutcome"]
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddOutcome:
     """`add`: the new download, or the active one the source joined (and the hashes it gained)."""
 
     download: Download

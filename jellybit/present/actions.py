@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jellybit.protocol import COMMAND_STATES, State
 
-# Every state-bound action, in the table's order.
+# Every state-bound action, in the table's order (as the table was at import; `actions` reads it live).
 ACTIONS: tuple[str, ...] = tuple(COMMAND_STATES)
 
 
@@ -19,7 +19,7 @@ def allowed(action: str, state: State | str | None) -> bool:
 
 def actions(state: State | str | None) -> tuple[str, ...]:
     """The actions a download in `state` allows, in the table's order."""
-    return tuple(action for action in ACTIONS if allowed(action, state))
+    return tuple(action for action in COMMAND_STATES if allowed(action, state))
 
 
 def states_for(action: str) -> frozenset[State]:

@@ -21,7 +21,7 @@ from jellybit.protocol import (
 )
 from ui import format as fmt
 from ui import review
-from ui.actions import BAR, DESTRUCTIVE, PRIMARY, allowed, call, notify, offered, show_error
+from ui.actions import DESTRUCTIVE, PRIMARY, allowed, bar_actions, call, notify, offered, show_error
 from ui.cards import progress_line
 from ui.frame import WRAP, frame, not_found
 from ui.live import Live, RequestFailed
@@ -312,7 +312,7 @@ class DetailView:
                       "relink": ("Relink", "link"), "defer": ("Defer", "schedule"),
                       "reject": ("Reject…", "block"), "undo": ("Undo…", "undo"),
                       "cancel": ("Cancel download…", "cancel")}
-            for action in BAR:
+            for action in bar_actions():
                 text, icon = labels.get(action, (action.replace("_", " ").capitalize(), "play_arrow"))
                 if action == "defer":
                     with ui.button(text, icon=icon).props("outline no-caps").mark("defer") as defer:

@@ -76,8 +76,8 @@ def timeline(rows: list[TransitionRow]) -> None:
             return
         with ui.timeline(side="right").classes("w-full"):
             for row in reversed(rows):
-                came = f"{fmt.state_label(row.from_)} → " if row.from_ else ""
-                ui.timeline_entry(row.reason or "", title=f"{came}{fmt.state_label(row.to)}",
+                came = f"{fmt.state_name(row.from_)} → " if row.from_ else ""
+                ui.timeline_entry(row.reason or "", title=f"{came}{fmt.state_name(row.to)}",
                                   subtitle=f"{fmt.stamp(row.at)} · by {row.actor}",
                                   color=fmt.state_color(row.to))
 

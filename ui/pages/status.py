@@ -103,7 +103,7 @@ def register(live: Live, *, login: bool) -> None:
                 if summary is not None:
                     with ui.card().classes("w-full gap-1 p-4").props("flat bordered data-section=Counts"):
                         ui.label("Downloads").classes("text-h6")
-                        counts = [f"{fmt.state_label(s)}: {n}" for s, n in summary.states.items() if n]
+                        counts = [f"{fmt.state_name(s)}: {n}" for s, n in summary.states.items() if n]
                         ui.label(", ".join(counts) or "None yet.").classes("text-sm").style(WRAP)
                         if summary.last_completed is not None:
                             ui.label(f"Last done: {summary.last_completed.title} "

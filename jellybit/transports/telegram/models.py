@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from jellybit.core.models import Download
 from jellybit.engine.commands import Commands
-from jellybit.engine.results import AddResult as AddOutcome
+from jellybit.engine.results import AddOutcome
 from jellybit.protocol import AddResult, DownloadDetail, DownloadPayload, ListPage, State, SummaryPayload
 from jellybit.transports import payloads
 

@@ -25,6 +25,7 @@ from jellybit.config import Config, TelegramConfig
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
 from jellybit.errors import StorageFault
+from jellybit.transports.base import Supervise
 from jellybit.transports.telegram.access import Gate
 from jellybit.transports.telegram.commands import MENU
 from jellybit.transports.telegram.handlers import Settings, UpdateHandler
@@ -68,7 +69,12 @@ def build_bot(config: TelegramConfig, token: str) -> Bot:
 
 
 class TelegramTransport:
-    """The bot: receives updates, hands them to the handler, runs the pinger; stops with the worker."""
+    """The bot: receives updates, hands them to the handler, runs the pinger; stops with the worker.
+
+    A `Transport`: `start` hands `run` to the supervisor as `telegram`; cancelling it is the whole stop.
+    """
+
+    name = "telegram"
 
     def __init__(self, config: TelegramConfig, commands: Commands, bus: EventBus, store: TelegramStore, *,
                  panel_url: str, margin: float, max_torrent_bytes: int,
@@ -104,6 +110,13 @@ class TelegramTransport:
                    margin=config.recognition.min_margin, max_torrent_bytes=config.worker.max_torrent_bytes)
 
     # ------------------------------------------------------------ lifecycle
+
+    def start(self, supervise: Supervise) -> None:
+        """Supervise the bot's one loop under the transport's name."""
+        supervise(self.name, self.run)
+
+    async def stop(self) -> None:
+        """Nothing to say goodbye with: the loop's own cleanup runs when it is cancelled."""
 
     async def run(self) -> None:
         """Receive, ping and tidy up until cancelled; Telegram being down never ends this."""
