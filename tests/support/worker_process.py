@@ -25,7 +25,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
-from tests.support import polling
+from jellybit.protocol import Topics
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
@@ -122,6 +122,16 @@ class WorkerProcess:
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                          env=process_env(**self.env))
 
+    def wait_online(self, within: float = 60.0) -> None:
+        """Wait until the worker says `online` (retained; published once it listens for requests).
+
+        Cheaper than polling with a CLI request: one sent before the worker subscribed is lost, and
+        the caller waits out the whole request timeout before it asks again.
+        """
+        mqtt = load_config(self.config).mqtt
+        topic = Topics(mqtt.base_topic).availability
+        asyncio.run(eventually_retained(mqtt.url, topic, lambda p: p == b"online", within=within))
+
     def signal(self, sig: int, timeout: float = 30.0) -> int:
         """Send a signal and wait for the process to end; its return code."""
         assert self.proc is not None
@@ -199,7 +209,7 @@ def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
 def tmdb_worker(log_dir: Path, broker_url: str, qbittorrent: Any,
                 tmdb: Any) -> Iterator[tuple[WorkerProcess, Path]]:
     """A worker over a real qBittorrent (its data dir the root, downloads saved under it) and the
-    TMDB fake, yielded with that root once the CLI reaches it over the bus; stopped after."""
+    TMDB fake, yielded with that root once it says `online`; stopped after."""
     root = qbittorrent.data_dir
     config = worker_config(
         root, mqtt_url=broker_url, qbittorrent_url=qbittorrent.url,
@@ -210,9 +220,7 @@ def tmdb_worker(log_dir: Path, broker_url: str, qbittorrent: Any,
     process = WorkerProcess(config, log_dir / "worker.log")
     process.start()
     try:
-        polling.wait_for(lambda: run_cli(config, "list", "--timeout", "2").returncode == 0, within=60,
-                         interval=0.2,
-                         what=lambda: f"the worker answering `list` ({process.output()[-2000:]})")
+        process.wait_online()
         yield process, root
     finally:
         process.close()
