@@ -10,10 +10,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
-    ApiClient,
     M,
     MetadataAuthError,
-    RetryPolicy,
     clean_query,
     country_codes,
     country_details,
@@ -26,7 +24,7 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.metadata.provider import ProviderClient
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
 from jellybit.core.ports import MetadataQuery
@@ -152,29 +150,20 @@ def _page_url(slug: str | None, ident: str) -> str:
     return f"{PAGE_URL}/dereferrer/series/{ident}"
 
 
-class TvdbProvider:
+class TvdbProvider(ProviderClient[TvdbConfig]):
     """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
 
     name = Provider.TVDB
 
-    def __init__(
-        self, config: TvdbConfig, cache: ResponseCache | None = None, *,
-        policy: RetryPolicy | None = None, max_results: int = 10,
-    ) -> None:
+    def _credentials(self, config: TvdbConfig) -> dict[str, Any]:
+        """No key on the client: it is exchanged for a bearer token at `/login` (see `_get`)."""
         key = required_secret(config.api_key, self.name)
         self._login_body = {"apikey": key}
         if config.pin and config.pin.get_secret_value():
             self._login_body["pin"] = config.pin.get_secret_value()
-        self.config = config
-        self.max_results = max_results
-        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
-                              cache=cache, policy=policy)
         self._token: str | None = None
         self._login_lock = asyncio.Lock()
-
-    async def close(self) -> None:
-        """Release the HTTP client."""
-        await self._api.close()
+        return {}
 
     async def _login(self, stale: str | None) -> str:
         async with self._login_lock:
@@ -340,8 +329,5 @@ class TvdbProvider:
 
     async def ping(self) -> ServiceStatus:
         """Log in if needed and read a tiny list (`/series/statuses`); never raises."""
-        try:
-            await self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
-        except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
-        return ServiceStatus(self.name, True, "reachable, key accepted")
+        probe = self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
+        return await self._status(probe, "reachable, key accepted")

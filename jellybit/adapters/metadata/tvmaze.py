@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -10,10 +11,7 @@ from dataclasses import replace
 from pydantic import BaseModel, Field, RootModel
 
 from jellybit.adapters.metadata.base import (
-    ApiClient,
-    MetadataAuthError,
     MetadataNotFound,
-    RetryPolicy,
     clean_query,
     country_codes,
     country_details,
@@ -25,13 +23,13 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.metadata.provider import ProviderClient
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
 from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
-from jellybit.errors import AdapterError, InvalidArgument
+from jellybit.errors import InvalidArgument
 
 PAGE_URL = "https://www.tvmaze.com"
 CREW_TYPES = ("Creator", "Developer", "Director", "Executive Producer", "Writer")
@@ -127,23 +125,10 @@ def _plain(html: str | None) -> str | None:
     return provider_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
 
 
-class TvmazeProvider:
+class TvmazeProvider(ProviderClient[TvmazeConfig]):
     """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
 
     name = Provider.TVMAZE
-
-    def __init__(
-        self, config: TvmazeConfig, cache: ResponseCache | None = None, *,
-        policy: RetryPolicy | None = None, max_results: int = 10,
-    ) -> None:
-        self.config = config
-        self.max_results = max_results
-        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
-                              cache=cache, policy=policy)
-
-    async def close(self) -> None:
-        """Release the HTTP client."""
-        await self._api.close()
 
     async def search(self, query: MetadataQuery) -> list[Candidate]:
         """Search shows by title, then by original title if different; movies yield nothing."""
@@ -234,10 +219,8 @@ class TvmazeProvider:
 
     async def ping(self) -> ServiceStatus:
         """Read one show (never cached); never raises."""
-        try:
+        return await self._status(self._any_show(), "reachable")
+
+    async def _any_show(self) -> None:
+        with contextlib.suppress(MetadataNotFound):          # it answered: reachable
             await self._api.get_json("/shows/1", model=_Show, cached=False)
-        except MetadataNotFound:
-            pass                                 # it answered: reachable
-        except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
-        return ServiceStatus(self.name, True, "reachable")
