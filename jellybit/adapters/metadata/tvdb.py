@@ -244,18 +244,9 @@ class TvdbProvider(ProviderClient[TvdbConfig]):
             "network": provider_text(item.network, 100),
             "first_year": year,
         }
-        return Candidate(
-            provider=self.name,
-            provider_id=ident,
-            media_type=MediaType.SERIES,
-            title=title,
-            year=year,
-            original_title=name if name and name != title else None,
-            url=_page_url(item.slug, ident),
-            poster_url=_image(item.image_url) or _image(item.thumbnail),
-            overview=provider_text(overviews.get("eng") or item.overview, 2000),
-            details={k: v for k, v in details.items() if v is not None},
-        )
+        poster = _image(item.image_url) or _image(item.thumbnail)
+        return self._series(ident, (title, name), year, item.slug, poster,
+                            overviews.get("eng") or item.overview, details)
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """One series: aliases and translations, ids, country, network, years, aired-order seasons."""
@@ -292,6 +283,15 @@ class TvdbProvider(ProviderClient[TvdbConfig]):
             "episode_count": sum(regular.values()) or None,
             "seasons": {str(n): counts[n] for n in sorted(counts)},
         }
+        return self._series(ident, (title, name), year, series.slug, _image(series.image),
+                            series.overview, details)
+
+    def _series(
+        self, ident: str, names: tuple[str, str | None], year: int | None, slug: str | None,
+        poster: str | None, overview: str | None, details: dict[str, Any],
+    ) -> Candidate:
+        """A series as a Candidate: the original name only where it differs, no empty details."""
+        title, name = names
         return Candidate(
             provider=self.name,
             provider_id=ident,
@@ -299,9 +299,9 @@ class TvdbProvider(ProviderClient[TvdbConfig]):
             title=title,
             year=year,
             original_title=name if name and name != title else None,
-            url=_page_url(series.slug, ident),
-            poster_url=_image(series.image),
-            overview=provider_text(series.overview, 2000),
+            url=_page_url(slug, ident),
+            poster_url=poster,
+            overview=provider_text(overview, 2000),
             details={k: v for k, v in details.items() if v is not None},
         )
 
