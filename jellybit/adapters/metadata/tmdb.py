@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -163,7 +162,7 @@ class TmdbProvider(ProviderClient[TmdbConfig]):
     async def search(self, query: MetadataQuery) -> list[Candidate]:
         """Search by title, then by original title if different; movies, TV or both."""
         kinds = [media_type_of(query.media_type)] if query.media_type else [MediaType.MOVIE, MediaType.SERIES]
-        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
+        texts = self._texts(query)
         per_kind: list[list[Candidate]] = []
         for kind in kinds:
             found: list[Candidate] = []

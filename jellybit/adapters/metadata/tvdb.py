@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field
 from jellybit.adapters.metadata.base import (
     M,
     MetadataAuthError,
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -24,10 +23,9 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.provider import ProviderClient
+from jellybit.adapters.metadata.provider import SeriesProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
-from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
@@ -150,7 +148,7 @@ def _page_url(slug: str | None, ident: str) -> str:
     return f"{PAGE_URL}/dereferrer/series/{ident}"
 
 
-class TvdbProvider(ProviderClient[TvdbConfig]):
+class TvdbProvider(SeriesProvider[TvdbConfig]):
     """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
 
     name = Provider.TVDB
@@ -196,20 +194,6 @@ class TvdbProvider(ProviderClient[TvdbConfig]):
             path, params, model=model, headers={"Authorization": f"Bearer {token}"},
             cached=cached, lookup=False,
         )
-
-    async def search(self, query: MetadataQuery) -> list[Candidate]:
-        """Search series by title, then by original title if different; movies yield nothing."""
-        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
-            return []
-        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
-        found: list[Candidate] = []
-        seen: set[str] = set()
-        for text in texts:
-            for candidate in await self._search(text, query.year):
-                if candidate.provider_id not in seen:
-                    seen.add(candidate.provider_id)
-                    found.append(candidate)
-        return found
 
     async def _search(self, text: str, year: int | None) -> list[Candidate]:
         params: dict[str, Any] = {"query": text, "type": "series", "limit": self.max_results}

@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field, RootModel
 
 from jellybit.adapters.metadata.base import (
     MetadataNotFound,
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -23,10 +22,9 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.provider import ProviderClient
+from jellybit.adapters.metadata.provider import SeriesProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
-from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import InvalidArgument
@@ -125,24 +123,15 @@ def _plain(html: str | None) -> str | None:
     return provider_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
 
 
-class TvmazeProvider(ProviderClient[TvmazeConfig]):
+class TvmazeProvider(SeriesProvider[TvmazeConfig]):
     """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
 
     name = Provider.TVMAZE
 
-    async def search(self, query: MetadataQuery) -> list[Candidate]:
-        """Search shows by title, then by original title if different; movies yield nothing."""
-        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
-            return []
-        found: list[Candidate] = []
-        seen: set[str] = set()
-        for text in unique_texts([clean_query(query.title), clean_query(query.original_title)]):
-            hits = await self._api.get_json("/search/shows", {"q": text}, model=_Hits)
-            for hit in hits.root[: self.max_results]:
-                if str(hit.show.id) not in seen:
-                    seen.add(str(hit.show.id))
-                    found.append(self._candidate(hit.show))
-        return found
+    async def _search(self, text: str, year: int | None) -> list[Candidate]:
+        # TVMaze's search has no year filter: the year only ranks the candidates later.
+        hits = await self._api.get_json("/search/shows", {"q": text}, model=_Hits)
+        return [self._candidate(hit.show) for hit in hits.root[: self.max_results]]
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """One show: AKAs, ids, country, network, years, seasons -> episode counts."""
