@@ -33,7 +33,7 @@ def worker(tmp_path: Path, mosquitto: Broker, qbittorrent: QbittorrentInstance,
               f'base_url = "{fake_tmdb.base_url}"\nimage_base_url = "http://127.0.0.1:9/p"\n')
     process = WorkerProcess(config, tmp_path / "worker.log")
     process.start()
-    wait_for(lambda: run_cli(config, "list", "--timeout", "2").returncode == 0, timeout=60)
+    process.wait_online()
     yield process, root
     process.close()
 

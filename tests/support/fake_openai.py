@@ -44,6 +44,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.fake_http import shut_down
+
 LLAMA_CPP_REJECTION = 'response_format type must be one of "text" or "json_object", but got: json_schema'
 _LINE = re.compile(r"^(f\d+) \| [^|]* \| [^|]* \| (.*)$", re.MULTILINE)
 
@@ -261,8 +263,7 @@ def start_fake_openai() -> tuple[FakeOpenAI, Callable[[], None]]:
 
     def stop() -> None:
         fake._released.set()
-        server.shutdown()
-        server.server_close()
+        shut_down(server)
         thread.join(5)
 
     return fake, stop

@@ -24,6 +24,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
+from jellybit.protocol import Topics
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
@@ -115,6 +116,16 @@ class WorkerProcess:
             self.proc = subprocess.Popen([*CLI, "--config", str(checked(self.config)), "run"],
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                          env=process_env(**self.env))
+
+    def wait_online(self, within: float = 60.0) -> None:
+        """Wait until the worker says `online` (retained; published once it listens for requests).
+
+        Cheaper than polling with a CLI request: one sent before the worker subscribed is lost, and
+        the caller waits out the whole request timeout before it asks again.
+        """
+        mqtt = load_config(self.config).mqtt
+        topic = Topics(mqtt.base_topic).availability
+        asyncio.run(eventually_retained(mqtt.url, topic, lambda p: p == b"online", within=within))
 
     def signal(self, sig: int, timeout: float = 30.0) -> int:
         """Send a signal and wait for the process to end; its return code."""
