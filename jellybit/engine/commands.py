@@ -351,9 +351,7 @@ class Commands:
         record = await self.store.download_record(wanted)
         if record is None:
             raise NotFound(f"unknown download id {wanted!r}")
-        return DownloadDetail(download=record.download, transitions=record.transitions,
-                              recognition=record.recognition, hints=record.hints,
-                              overrides=record.overrides, links=record.links)
+        return record
 
     async def view(self, download_id: str) -> DownloadView | None:
         """A download and what its retained topics show, in one read (None: unknown id)."""
