@@ -31,13 +31,12 @@ from jellybit.engine.source_guard import SourceGuard
 from jellybit.engine.supervisor import ComponentHealth, Fault, GaveUp, Supervisor
 from jellybit.engine.worker import Worker
 from jellybit.errors import StorageFault
-from jellybit.transports.base import Loop, LoopTransport, Transport
+from jellybit.transports.base import Loop, Transport
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 60.0
-POLL = "poll"                 # the supervised loops; each transport names its own ("mqtt", "mqtt-updates")
-TELEGRAM = "telegram"
+POLL = "poll"                 # the supervised loops; each transport names its own ("mqtt", "telegram", …)
 RECONCILE = "reconcile"
 JELLYFIN = "jellyfin"         # the confirmation that Jellyfin lists done downloads
 STORAGE = "storage-watch"     # the loop that probes the database's disk and the library roots
@@ -256,7 +255,7 @@ def build_app(config: Config, *, recognizer: Recognizer | None = None, layouter:
     if mqtt:
         transports.append(_bridge(config, store, bus, commands, probes, supervisor, watch, telegram))
     if telegram is not None:
-        transports.append(LoopTransport(TELEGRAM, telegram.run))
+        transports.append(telegram)
     return App(config, store, bus, client, recognizer, layouter, refresher, worker, commands,
                transports=tuple(transports), jellyfin=confirmer, closers=closers, supervisor=supervisor,
                watch=watch)

@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.support.mosquitto",
     "tests.support.homeassistant",
     "tests.support.fake_metadata",
+    "tests.support.providers",
     "tests.support.fake_openai",
     "tests.support.qbittorrent",
     "tests.support.qbittorrent_pair",

@@ -9,47 +9,29 @@ import asyncio
 from pathlib import Path
 
 from jellybit.app import build_app
-from jellybit.config import (
-    Config,
-    MetadataConfig,
-    MqttConfig,
-    PathsConfig,
-    QbittorrentConfig,
-    StorageConfig,
-    TelegramConfig,
-    TvmazeConfig,
-)
-from jellybit.transports.base import LoopTransport, Supervise, Transport
+from jellybit.config import TelegramConfig
+from jellybit.transports.base import Supervise, Transport
 from jellybit.transports.mqtt import MqttBridge
+from jellybit.transports.telegram.transport import TelegramTransport
+from tests.support.app_config import loopback_config
 from tests.support.services import free_port
-
-
-def _config(root: Path, **extra: object) -> Config:
-    return Config(
-        storage=StorageConfig(database=root / "jellybit.db"),
-        qbittorrent=QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", timeout=1.0),
-        paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
-        mqtt=MqttConfig(url=f"mqtt://127.0.0.1:{free_port()}"),
-        metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)),        # nothing beyond loopback
-        **extra,  # type: ignore[arg-type]
-    )
 
 
 def test_build_app_decides_which_transports_run(tmp_path: Path) -> None:
     """MQTT unless asked not to, Telegram when enabled; each one a Transport, found by its name."""
-    app = build_app(_config(tmp_path))
+    app = build_app(loopback_config(tmp_path))
     assert [t.name for t in app.transports] == ["mqtt"]
     assert isinstance(app.transport("mqtt"), MqttBridge)
     assert app.transport("telegram") is None
 
     telegram = TelegramConfig(enabled=True, token="123456:test-token", allowed_user_ids=[1],
                               base_url=f"http://127.0.0.1:{free_port()}")
-    app = build_app(_config(tmp_path, telegram=telegram))
+    app = build_app(loopback_config(tmp_path, telegram=telegram))
     assert [t.name for t in app.transports] == ["mqtt", "telegram"]
     assert all(isinstance(t, Transport) for t in app.transports)
-    assert isinstance(app.transport("telegram"), LoopTransport)
+    assert isinstance(app.transport("telegram"), TelegramTransport)
 
-    assert build_app(_config(tmp_path), mqtt=False).transports == ()
+    assert build_app(loopback_config(tmp_path), mqtt=False).transports == ()
 
 
 class Recorder:
@@ -80,7 +62,7 @@ class Recorder:
 async def test_start_supervises_a_transports_loops_and_stop_says_goodbye_first(tmp_path: Path) -> None:
     """The app starts any Transport's loops under the supervisor (so `info.components` lists them) and
     on stop calls its `stop` before cancelling them; nothing in `App` names the transport."""
-    app = build_app(_config(tmp_path), mqtt=False)
+    app = build_app(loopback_config(tmp_path), mqtt=False)
     recorder = Recorder()
     app.transports = (recorder,)
     assert isinstance(recorder, Transport)
@@ -96,13 +78,18 @@ async def test_start_supervises_a_transports_loops_and_stop_says_goodbye_first(t
     assert task is None or task.done()
 
 
-async def test_a_loop_transport_supervises_its_one_loop_under_its_name() -> None:
-    """The Telegram wrapper hands exactly its loop to the supervisor, named as the transport."""
-    transport = LoopTransport("x", Recorder().loop)
+async def test_the_telegram_transport_supervises_its_one_loop_under_its_name(tmp_path: Path) -> None:
+    """Telegram is a Transport by itself: `start` hands exactly its `run` to the supervisor, named
+    `telegram`; its `stop` has nothing to say (cancelling `run` closes the bot)."""
+    telegram = TelegramConfig(enabled=True, token="123456:test-token", allowed_user_ids=[1],
+                              base_url=f"http://127.0.0.1:{free_port()}")
+    transport = build_app(loopback_config(tmp_path, telegram=telegram), mqtt=False).transport("telegram")
+    assert isinstance(transport, TelegramTransport)
     handed: list[tuple[str, object]] = []
     transport.start(lambda name, loop: handed.append((name, loop)))
-    assert handed == [("x", transport.run)]
+    assert handed == [("telegram", transport.run)]
     await transport.stop()
+    await transport.close()
 
 
 def _transport_imports(path: Path) -> set[str]:

@@ -136,3 +136,45 @@ async def test_a_tracker_style_season_pack(decisions: DecisionStack, name: str, 
     outcome = await decisions.run(_fargo_two(name, context))
     assert outcome.state is State.DONE, outcome.reasons
     assert decisions.tree() == [f"{FARGO}/Season 02/Fargo S02E{e:02d}.mkv" for e in range(1, 11)]
+
+
+async def test_an_absolute_number_the_providers_seasons_confirm_is_laid_out(decisions: DecisionStack,
+                                                                            catalogue: Catalogue) -> None:
+    # Long Saga's seasons have 12, 12 and 24 episodes: absolute 17 is S02E05, as the name says
+    name = "Long.Saga.S02E05.17.720p.WEB.x264-GRP"
+    answer = answer_with("series", "Long Saga", 2010, {f"{name}.mkv": (2, 5)})
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 50_000}, answer=answer))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == ["series/Long Saga (2010) [tvdbid-5702]/Season 02/Long Saga S02E05.mkv"]
+
+
+async def test_an_absolute_number_against_sxxeyy_asks_a_human(decisions: DecisionStack,
+                                                              catalogue: Catalogue) -> None:
+    name = "Long.Saga.S02E05.20.720p.WEB.x264-GRP"          # absolute 20 is S02E08
+    answer = answer_with("series", "Long Saga", 2010, {f"{name}.mkv": (2, 5)})
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 50_000}, answer=answer))
+    assert outcome.state is State.REVIEW
+    assert any(r.startswith("numbering_conflict") for r in outcome.reasons), outcome.reasons
+    assert decisions.tree() == []
+
+
+async def test_a_listed_pair_that_may_be_a_range_asks_a_human(decisions: DecisionStack,
+                                                              catalogue: Catalogue) -> None:
+    name = "Long.Saga.S01E01E03.720p.WEB.x264-GRP"          # episodes 1 and 3, or a file of 1 to 3
+    answer = answer_with("series", "Long Saga", 2010, {f"{name}.mkv": (1, 1)})
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 50_000}, answer=answer))
+    assert outcome.state is State.REVIEW
+    assert any(r.startswith("numbering_conflict") for r in outcome.reasons), outcome.reasons
+    assert decisions.tree() == []
+
+
+async def test_a_mini_series_part_in_words_is_its_episode(decisions: DecisionStack,
+                                                         catalogue: Catalogue) -> None:
+    catalogue.add(FakeTitle("series", "Quiet Coast", 2019, seasons={1: 3}, tmdb_id=5801, tvdb_id=5802,
+                            tvmaze_id=5803, imdb_id="tt5800001", slug="quiet-coast", network="BBC One",
+                            country="GB"))
+    name = "Quiet.Coast.Part.Two.720p.WEB-DL.x264-GRP"
+    answer = answer_with("series", "Quiet Coast", 2019, {f"{name}.mkv": (1, 2)})
+    outcome = await decisions.run(Case(name, {f"{name}.mkv": 50_000}, context="mini-series", answer=answer))
+    assert outcome.state is State.DONE, outcome.reasons
+    assert decisions.tree() == ["series/Quiet Coast (2019) [tvdbid-5802]/Season 01/Quiet Coast S01E02.mkv"]

@@ -21,16 +21,12 @@ from jellybit.app import App, build_app
 from jellybit.client import JellybitClient
 from jellybit.config import (
     Config,
-    MetadataConfig,
     MqttConfig,
-    PathsConfig,
-    QbittorrentConfig,
-    StorageConfig,
-    TvmazeConfig,
     WorkerConfig,
 )
 from jellybit.protocol import Command, Topics
 from tests.adapters.test_offload import pack
+from tests.support.app_config import loopback_config
 from tests.support.bridge import app_bridge
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import magnet
@@ -40,14 +36,9 @@ from tests.support.worker_process import CLI, as_json, eventually_retained, proc
 
 def app_config(root: Path, broker: Broker, **worker: float) -> Config:
     base = f"jb-{uuid.uuid4().hex[:10]}"
-    return Config(
-        storage=StorageConfig(database=root / "jellybit.db"),
-        qbittorrent=QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", timeout=1.0),
-        paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
-        mqtt=MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", discovery=False),
-        worker=WorkerConfig(**worker),  # type: ignore[arg-type]
-        metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)),     # nothing beyond loopback
-    )
+    return loopback_config(
+        root, mqtt=MqttConfig(url=broker.url, base_topic=base, client_id=f"worker-{base}", discovery=False),
+        worker=WorkerConfig(**worker))
 
 
 @pytest.fixture

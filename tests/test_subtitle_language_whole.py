@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 from jellybit.app import build_app
-from jellybit.config import Config, MetadataConfig, PathsConfig, StorageConfig, WorkerConfig
+from jellybit.config import MetadataConfig
 from jellybit.core.states import State
+from tests.support.app_config import whole_config
 from tests.support.qbittorrent import QbittorrentInstance
 from tests.support.torrents import make_content, make_torrent
 
@@ -23,17 +24,9 @@ RUSSIAN = ["Где ты был прошлой ночью?", "Я же сказа�
 async def test_an_untagged_russian_subtitle_is_read_and_linked_as_ru(
     qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_tvmaze, tmp_path: Path
 ) -> None:
-    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
-                        series=tmp_path / "series")
-    for root in (paths.movies, paths.series):
-        root.mkdir()
-    config = Config(
-        qbittorrent=qbittorrent.config(), paths=paths,
-        storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
-                                tvmaze=fake_tvmaze.config()),
-        worker=WorkerConfig(poll_interval=0.05),
-    )
+    config = whole_config(tmp_path, qbittorrent, metadata=MetadataConfig(
+        tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(), tvmaze=fake_tvmaze.config()))
+    paths = config.paths
     content = make_content(qbittorrent.data_dir, NAME, {f"{NAME}.mkv": 120_000})
     cues = "".join(f"{n}\r\n00:00:{n:02d},000 --> 00:00:{n:02d},900\r\n{line}\r\n\r\n"
                    for n, line in enumerate(RUSSIAN, 1))

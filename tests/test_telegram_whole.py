@@ -9,15 +9,12 @@ from pathlib import Path
 
 from jellybit.app import build_app
 from jellybit.config import (
-    Config,
     MetadataConfig,
     PanelConfig,
-    PathsConfig,
-    StorageConfig,
     TvmazeConfig,
-    WorkerConfig,
 )
 from jellybit.core.states import State
+from tests.support.app_config import whole_config
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 from tests.support.telegram_bot import ANNA, telegram_config
@@ -30,17 +27,10 @@ CONTEXT = "смотреть с бабушкой вторую часть"
 
 async def test_a_torrent_sent_to_the_bot_ends_in_review_and_apply_lays_it_out(
         qbittorrent: QbittorrentInstance, fake_tmdb, fake_telegram: FakeTelegram, tmp_path: Path) -> None:
-    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
-                        series=tmp_path / "series")
-    for root in (paths.movies, paths.series):
-        root.mkdir()
-    config = Config(
-        qbittorrent=qbittorrent.config(), paths=paths,
-        storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False)),
-        worker=WorkerConfig(poll_interval=0.05),
-        panel=PanelConfig(base_url="https://jellybit.example"), telegram=telegram_config(fake_telegram),
-    )
+    metadata = MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False))
+    config = whole_config(tmp_path, qbittorrent, metadata=metadata, telegram=telegram_config(fake_telegram),
+                          panel=PanelConfig(base_url="https://jellybit.example"))
+    paths = config.paths
     app = build_app(config, mqtt=False)
     assert app.transport("telegram") is not None
     await app.start()

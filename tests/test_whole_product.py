@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 from jellybit.app import build_app
-from jellybit.config import Config, MetadataConfig, PathsConfig, StorageConfig, WorkerConfig
+from jellybit.config import MetadataConfig
 from jellybit.core.states import State
+from tests.support.app_config import whole_config
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
 
 
@@ -27,17 +28,9 @@ async def settle(app, download_id: str, *states: State, within: float = 30.0):
 async def test_a_movie_and_a_season_go_from_torrent_to_library_and_jellyfin_is_told(
     qbittorrent: QbittorrentInstance, fake_tmdb, fake_tvdb, fake_tvmaze, fake_jellyfin, tmp_path: Path
 ) -> None:
-    paths = PathsConfig(downloads=qbittorrent.data_dir, movies=tmp_path / "movies",
-                        series=tmp_path / "series")
-    for root in (paths.movies, paths.series):
-        root.mkdir()
-    config = Config(
-        qbittorrent=qbittorrent.config(), paths=paths,
-        storage=StorageConfig(database=tmp_path / "jellybit.db"),
-        metadata=MetadataConfig(tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(),
-                                tvmaze=fake_tvmaze.config()),
-        jellyfin=fake_jellyfin.config(), worker=WorkerConfig(poll_interval=0.05),
-    )
+    config = whole_config(tmp_path, qbittorrent, jellyfin=fake_jellyfin.config(), metadata=MetadataConfig(
+        tmdb=fake_tmdb.config(), tvdb=fake_tvdb.config(), tvmaze=fake_tvmaze.config()))
+    paths = config.paths
     app = build_app(config, mqtt=False)
     await app.store.open()
     await app.worker.start()

@@ -20,6 +20,7 @@ import httpx
 
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import Config
+from jellybit.present import service_line, service_state
 from jellybit.protocol import AVAILABILITY_ONLINE, Command, InfoPayload
 
 
@@ -69,12 +70,8 @@ def service_checks(info: InfoPayload) -> list[Check]:
                ("llm", info.llm), ("jellyfin", info.jellyfin), ("telegram", info.telegram)]
     checks = []
     for name, status in systems:
-        state = status.state or ("ok" if status.connected else "unreachable" if status.connected is False
-                                 else "not configured" if not status.enabled else "starting")
-        detail = f"{state}: {status.detail}" if status.detail and status.detail != state else state
-        if status.hint:
-            detail += f" — {status.hint}"
-        checks.append(Check(name, state not in FAILING_STATES, detail, state, status.hint))
+        state = service_state(status)
+        checks.append(Check(name, state not in FAILING_STATES, service_line(status), state, status.hint))
     return checks
 
 

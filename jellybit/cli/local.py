@@ -113,7 +113,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     """Parse release names (arguments, or one per line on stdin) into JSON lines."""
     from jellybit.cli.parse import run
 
-    return run(list(args.names), sys.stdin, sys.stdout)
+    return run(list(args.names), sys.stdin, sys.stdout, path=args.path)
 
 
 def cmd_recognize(args: argparse.Namespace) -> int:
@@ -191,6 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = add("parse", cmd_parse, "parse release names offline (arguments or stdin), JSON lines out")
     p.add_argument("names", nargs="*", help="release names; none = read one per line from stdin")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--name", dest="path", action="store_false", default=None,
+                      help="read each as a torrent's name: a slash is the title's (Fate/stay night)")
+    kind.add_argument("--path", dest="path", action="store_true", default=None,
+                      help="read each as a file's path: a slash separates folders")
     p = add("recognize", cmd_recognize, "dry-run recognition of a release (nothing stored or laid out)")
     p.add_argument("name", nargs="?", help="the torrent/release name; alone it stands for one file "
                    "(NAME, or NAME.mkv when it has no media extension)")

@@ -30,9 +30,12 @@ def _names(argv: list[str], stdin: TextIO) -> Iterator[str]:
             yield name
 
 
-def run(argv: list[str], stdin: TextIO, stdout: TextIO) -> int:
-    """Parse every name and print its JSON line; offline and deterministic. Returns the exit code."""
+def run(argv: list[str], stdin: TextIO, stdout: TextIO, path: bool | None = None) -> int:
+    """Parse every name and print its JSON line; offline and deterministic. Returns the exit code.
+
+    `path`: True reads every name as a file's path, False as a torrent's name (its slashes are its
+    title's: `Fate/stay night`), None tells each by its shape."""
     for name in _names(argv, stdin):
-        stdout.write(to_json(parse_release(name)) + "\n")
+        stdout.write(to_json(parse_release(name, path=path)) + "\n")
         stdout.flush()
     return 0

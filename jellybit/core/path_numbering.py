@@ -12,6 +12,7 @@ provider's air dates (`air_date_unlisted` when it lists none), never as season 1
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -39,7 +40,10 @@ class Option:
         """`S01E05`, `E41`, `absolute 47`, `aired 2019-03-11`, `season 2`."""
         if self.episodes:
             ends = dict.fromkeys((self.episodes[0], self.episodes[-1]))
-            numbers = "-".join(f"E{e:02d}" for e in ends)
+            counted = list(self.episodes) == list(range(self.episodes[0], self.episodes[-1] + 1))
+            # `E01-E03` is a range, `E01+E03` two episodes
+            numbers = "-".join(f"E{e:02d}" for e in ends) if counted else "+".join(f"E{e:02d}" for e in
+                                                                                   self.episodes)
             return f"S{self.season:02d}{numbers}" if self.season is not None else numbers
         if self.absolute:
             return f"absolute episode {self.absolute[0]}" + (f"-{self.absolute[-1]}" if len(self.absolute) > 1
@@ -57,7 +61,10 @@ class Disagreement:
     options: tuple[Option, ...]
 
     def describe(self) -> str:
-        """`the file name says aired 2019-03-11, the folder says S01E05`."""
+        """`the file name says aired 2019-03-11, the folder says S01E05`; `the file name says S01E01+E03 or
+        S01E01-E03` when one name reads two ways."""
+        if len({o.where for o in self.options}) == 1:
+            return f"{self.options[0].where} says " + " or ".join(o.describe() for o in self.options)
         return ", ".join(f"{o.where} says {o.describe()}" for o in self.options)
 
 
@@ -222,16 +229,54 @@ def settle(items: Sequence[PlanItem], disagreements: Mapping[str, Disagreement],
 
 
 def read_paths(videos: Sequence[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
-    """Every video's path read whole, corrected by its file name and its folder read alone."""
+    """Every video's path read whole, corrected by its file name and its folder read alone; and the
+    videos whose readings disagree, or whose own name reads two ways (`name_doubts`)."""
     whole = dict(zip(videos, parse_many(videos), strict=True))
     folders = {f: parse_release(f) for f in dict.fromkeys(folder_of(v) for v in videos) if f}
     # A file name is read alone only where the comparison can find something: a dated path, or a
     # folder that names a season or a date (an anime batch folder's range alone settles nothing).
     wanted = [v for v in videos if whole[v].air_date or _telling(folders.get(folder_of(v) or ""))]
-    if not wanted:
-        return whole, {}
-    alone = dict(zip(wanted, parse_many([v.rsplit("/", 1)[-1] for v in wanted]), strict=True))
-    return reconcile(wanted, whole, alone, folders)
+    found: dict[str, Disagreement] = {}
+    if wanted:
+        alone = dict(zip(wanted, parse_many([v.rsplit("/", 1)[-1] for v in wanted]), strict=True))
+        whole, found = reconcile(wanted, whole, alone, folders)
+    return whole, {**name_doubts(videos, whole), **found}
+
+
+def name_doubts(videos: Sequence[str], releases: Mapping[str, Release]) -> dict[str, Disagreement]:
+    """The videos whose own name numbers them two ways, for the provider's data to settle.
+
+    An absolute number beside a named `SxxEyy` (`Show.S02E05.17`: the provider's seasons must put
+    absolute 17 on S02E05), and a name's `ambiguous_episodes` (`S01E01E03`: episodes 1 and 3, or 1 to
+    3; `Show 01-02-03`: a date, or episodes 1–3) — unless another video of the torrent numbers an
+    episode only the other reading has (then it is no file of 1 to 3).
+    """
+    found: dict[str, Disagreement] = {}
+    where = "the file name"
+    numbered: dict[tuple[int | None, int], set[str]] = defaultdict(set)     # (season, episode) -> videos
+    for source in videos:
+        if (release := releases.get(source)) is not None:
+            for episode in release.episodes:
+                numbered[(release.season, episode)].add(source)
+    for source in videos:
+        release = releases.get(source)
+        if release is None:
+            continue
+        named = None if release.season_assumed else release.season
+        if release.episodes and release.absolute_episodes and named is not None:
+            found[source] = Disagreement(source, (Option(where, named, release.episodes),
+                                                  Option(where, absolute=release.absolute_episodes)))
+            continue
+        if not release.ambiguous_episodes:
+            continue
+        season = release.season if release.season is not None else 1
+        extra = set(release.ambiguous_episodes) - set(release.episodes)
+        if any(numbered.get((s, e), set()) - {source} for s in {release.season, None} for e in extra):
+            continue
+        first = Option(where, season, release.episodes) if release.episodes else \
+            Option(where, air_date=release.air_date)
+        found[source] = Disagreement(source, (first, Option(where, season, release.ambiguous_episodes)))
+    return found
 
 
 def _telling(folder: Release | None) -> bool:

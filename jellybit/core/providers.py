@@ -148,7 +148,9 @@ def valid_id(provider: str, value: object) -> bool:
 def serves(provider: str, media_type: MediaType | str | None) -> bool:
     """Whether to search the provider for this media type (an unknown type or provider: yes)."""
     found = facts(provider)
-    return found is None or not media_type or MediaType(media_type) in found.searched
+    if found is None or media_type not in set(MediaType):
+        return True
+    return MediaType(media_type) in found.searched
 
 
 def preferred(media_type: MediaType | None) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from jellybit.core import release_fixes as fixes
 from jellybit.core.editions import with_edition
 from jellybit.core.release_input import (
     MAX_PARSE_CHARS,
+    NAME_SLASH,
     PACK_CALL_BUDGET,
     BudgetExceeded,
     calls_spent,
@@ -23,8 +24,8 @@ from jellybit.core.release_input import (
     run_bounded,
 )
 
-__all__ = ["MAX_PARSE_CHARS", "MediaKind", "Release", "parse_many", "parse_release", "parse_release_with",
-           "plain_guessit"]
+__all__ = ["MAX_PARSE_CHARS", "MediaKind", "Release", "as_series", "parse_many", "parse_release",
+           "parse_release_with", "plain_guessit"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ class Release:
     season_assumed: bool = False             # `season` is the convention's 1 for a season-less episode
     country: str | None = None               # ISO 3166-1 alpha-2 of a country in a series' name (`US`, `GB`)
     edition: str | None = None               # Director's Cut, Extended, IMAX … (core/editions.py)
+    # another reading of the name's numbers as episodes of `season` (else 1): `S01E01E03` as 1–3,
+    # `Show 01-02-03` as episodes 1–3 rather than a date; the recognizer settles it (path_numbering.py)
+    ambiguous_episodes: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping: the `jellybit parse` keys first, then the rest."""
@@ -122,7 +126,8 @@ def plain_guessit(text: str) -> dict[str, Any]:
 
 
 def _text(value: str | None) -> str | None:
-    """A title as read, or None for nothing but spaces and dashes."""
+    """A title as read (a release name's slashes given back), or None for nothing but spaces and dashes."""
+    value = value.replace(NAME_SLASH, "/") if value else value
     return value.strip() or None if value and value.strip(" -–_.") else None
 
 
@@ -141,16 +146,19 @@ def _media_type(r: dict[str, Any]) -> str | None:
 
 
 @functools.lru_cache(maxsize=8192)
-def parse_release(name: str) -> Release:
-    """Parse one release name (a torrent name or a file path); never raises, always the same answer."""
-    return parse_release_with(name, frozenset())
+def parse_release(name: str, path: bool | None = None) -> Release:
+    """Parse one release name (a torrent name or a file path); never raises, always the same answer.
+
+    `path=False`: a torrent's name, whose slashes are its title's (`Fate/stay night`); `True`: a file's
+    path; None: told by its shape (`release_input.is_path`)."""
+    return parse_release_with(name, frozenset(), path=path)
 
 
-def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess: fixes.Guess = _guess
-                       ) -> Release:
+def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess: fixes.Guess = _guess,
+                       path: bool | None = None) -> Release:
     """Parse with the named corrections switched off (uncached; the bench measures each correction), or
     with another `guess` (`parse_many` past its budget reads by the corrections alone)."""
-    text = parse_text(name)
+    text = parse_text(name, path)
     if not text.strip(" ./\\-_[]()"):
         return Release(name=name, media_type=None, title=None)
     reading = fixes.reading_of(text, guess(text, None))
@@ -181,7 +189,17 @@ def parse_release_with(name: str, disabled: frozenset[str] = frozenset(), guess:
         corrections=tuple(reading["corrections"]),
         season_assumed=bool(reading.get("season_assumed")) and bool(seasons),
         country=reading["country"],
+        ambiguous_episodes=tuple(reading["ambiguous_episodes"]),
     ), text)
+
+
+def as_series(release: Release, path: bool | None = None) -> Release:
+    """A name read as a film's `Part Two` (`Show.Name.Part.Two.2024.WEB-DL`, the part in its title) read
+    again for a download the user says is a series: the title without the part, the part its episode."""
+    if release.media_type != MediaKind.MOVIE or "part_in_title" not in release.corrections:
+        return release
+    again = parse_release_with(release.name, frozenset({"part_in_title"}), path=path)
+    return again if again.part is not None and again.title else release
 
 
 # ------------------------------------------------------------------------------------------- many names

@@ -41,6 +41,12 @@ _PACKED_SLASH = re.compile(r"\(([^()\s/]+(?:/[^()\s/]+){2,})\)")
 # (`Tora! Tora! Tora!`) stay.
 _REPEATED = re.compile(r"(.{1,30}?)\1{3,}")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,4}$")
+# In a release name a `/` is the title's (`Fate/stay night`, `Ranma 1/2`, `22/7`), never a folder: it is
+# handed to guessit as a division slash, which guessit keeps inside a title, and given back as `/`.
+NAME_SLASH = "\u2215"
+# A name with a leading fansub group and no file extension is a release name, not a path (`[VCB-Studio]
+# Fate/stay night [BDRip 1080p]`); a torrent's files always end in one.
+_GROUP_LED = re.compile(r"^\s*[\[【［][^\]】］/]+[\]】］]")
 
 
 _spent = threading.local()
@@ -57,7 +63,7 @@ def _collapse(text: str) -> str:
 def _component(text: str) -> str:
     """One path component: repeats collapsed, at most `MAX_ALIAS_PARTS` titles, cut to a file name's size."""
     parts = [p for p in (part.strip() for part in _collapse(text).split("/")) if p]
-    text = " / ".join(parts[:MAX_ALIAS_PARTS])
+    text = _collapse(" / ".join(parts[:MAX_ALIAS_PARTS]))     # `0 / 0 / / 0 / 0`: a run again once joined
     if len(text) <= MAX_COMPONENT_CHARS:
         return text
     extension = _EXTENSION.search(text)
@@ -65,9 +71,18 @@ def _component(text: str) -> str:
     return text[: MAX_COMPONENT_CHARS - len(tail)].rstrip() + tail
 
 
-def parse_text(name: str) -> str:
+def is_path(text: str) -> bool:
+    """Whether a name with no caller's word on it reads as a path: it has a folder slash, and is not a
+    fansub group's release name (a leading `[Group]` and no file extension)."""
+    return bool(PATH_SLASH.search(text)) and not (_GROUP_LED.match(text) and not _EXTENSION.search(text))
+
+
+def parse_text(name: str, path: bool | None = None) -> str:
     """The text the parser reads for a name: control characters and repeats dropped, a path kept to its
-    file name and as many of its nearest folders as fit in `MAX_PARSE_CHARS` (at most `MAX_FOLDERS`)."""
+    file name and as many of its nearest folders as fit in `MAX_PARSE_CHARS` (at most `MAX_FOLDERS`).
+
+    `path`: True for a file's path, False for a release name (a torrent's name: every `/` in it is the
+    title's, `NAME_SLASH` in the text), None to tell by its shape (`is_path`)."""
     text = str(name)
     if len(text) > _MAX_RAW_CHARS:
         # a path's end holds its file name, any other name's start its title
@@ -75,6 +90,8 @@ def parse_text(name: str) -> str:
     text = " ".join(_CONTROL.sub(" ", text).replace("\\", "/").split())
     text = _BRACKETED_SLASH.sub(lambda m: m.group(0).replace("/", " / ").replace("  ", " "), text)
     text = _PACKED_SLASH.sub(lambda m: f"({m.group(1).replace('/', ' ')})", text)
+    if not (path if path is not None else is_path(text)):
+        text = PATH_SLASH.sub(NAME_SLASH, text)
     components = [c for c in (_component(part) for part in PATH_SLASH.split(_collapse(text))) if c]
     if not components:
         return ""

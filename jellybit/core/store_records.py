@@ -39,8 +39,8 @@ class DownloadRecord:
     transitions: tuple[Transition, ...]
     recognition: Recognition | None
     hints: tuple[Hint, ...]
-    overrides: dict[str, Any]
-    links: tuple[FileLink, ...]
+    overrides: dict[str, Any] = field(default_factory=dict)
+    links: tuple[FileLink, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from jellybit.core.store_records import RowPage
 from jellybit.engine import ingest as ingest_module
 from jellybit.engine.events import Event, EventBus, EventKind
 from jellybit.engine.results import (
-    AddResult,
+    AddOutcome,
     DownloadDetail,
     DownloadPage,
     DownloadView,
@@ -129,7 +129,7 @@ class Commands:
     # ------------------------------------------------------------ add
 
     async def add(self, *, source: str | None = None, torrent: bytes | None = None,
-                  context: str = "") -> AddResult:
+                  context: str = "") -> AddOutcome:
         """Accept a magnet, URL, infohash or .torrent; joins the active download with the same hash."""
         result = await ingest_module.ingest(
             self.store, source=source, torrent=torrent, context=context,
@@ -144,7 +144,7 @@ class Commands:
             self.bus.publish(Event(EventKind.DOWNLOAD_UPDATED, download.id, name=download.display_name,
                                    to_state=download.state, data={"infohashes": list(result.added_hashes)}))
         self.worker.wake()
-        return AddResult(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
+        return AddOutcome(download, result.created, tuple(result.added_hashes), tuple(result.settled_before))
 
     # ------------------------------------------------------------ review decisions
 
@@ -351,9 +351,7 @@ class Commands:
         record = await self.store.download_record(wanted)
         if record is None:
             raise NotFound(f"unknown download id {wanted!r}")
-        return DownloadDetail(download=record.download, transitions=record.transitions,
-                              recognition=record.recognition, hints=record.hints,
-                              overrides=record.overrides, links=record.links)
+        return record
 
     async def view(self, download_id: str) -> DownloadView | None:
         """A download and what its retained topics show, in one read (None: unknown id)."""

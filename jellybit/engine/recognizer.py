@@ -53,7 +53,7 @@ from jellybit.core.records import (
     RecognitionDraft,
     Role,
 )
-from jellybit.core.release import Release, parse_release
+from jellybit.core.release import Release, as_series, parse_release
 from jellybit.core.titles import titles_distance
 from jellybit.engine.context_match import stated_pick, words_reasons
 from jellybit.engine.film_pack import match_films
@@ -126,21 +126,6 @@ def _title_disagreement(understanding: _Understanding, match: Candidate | None) 
                 and titles_distance(theirs, names)[0] <= LLM_TITLE_DISAGREEMENT):
             return []
     return [reason("llm_title", f"the release name says '{mine}', the LLM says '{llms}'")]
-
-
-# `[组名][进击的巨人／Attack on Titan][07]`: a bilingual bracket the parser gives as one title.
-_TITLE_SPLIT = re.compile(r"\s*[／|｜]\s*|\s+[/_]\s+")
-
-
-def _with_parts(titles: Sequence[str]) -> tuple[str, ...]:
-    """The titles, each followed by its parts when it is several names joined by a slash or a bar."""
-    found: list[str] = []
-    for title in titles:
-        found.append(title)
-        parts = [p.strip() for p in _TITLE_SPLIT.split(title) if len(p.strip()) >= 2]
-        if len(parts) > 1:
-            found += parts
-    return tuple(dict.fromkeys(found))
 
 
 def _years_agree(understanding: _Understanding, match: Candidate | None) -> bool:
@@ -257,11 +242,14 @@ class RecognitionEngine:
         else:
             media_type = parser_type or llm_type
             search_type = media_type if None in (parser_type, llm_type) or parser_type == llm_type else None
-        if parser_type and llm_type and parser_type != llm_type:
+        # a type the human's words or choice state, and the LLM agrees with, settles the parser's doubt
+        # (`Show.Part.Two.WEB-DL` reads as a film's part; "mini-series" says it is an episode)
+        settled = media_type is llm_type and (overrides.media_type or chosen is not None or stated.media_type)
+        if parser_type and llm_type and parser_type != llm_type and not settled:
             reasons.append(reason("llm_type", f"the release name reads as a {parser_type.value}, the LLM "
                                   f"says {llm_type.value}"))
         first_file = next(iter(releases.values()), None)
-        parsed_titles = _with_parts(torrent.titles() or (first_file.titles() if first_file else ()))
+        parsed_titles = torrent.titles() or (first_file.titles() if first_file else ())
         llm_titles = tuple(t for t in (answer.title, answer.original_title) if t) if answer else ()
         titles = tuple(dict.fromkeys(t for t in (overrides.title, *stated.titles, *parsed_titles, *llm_titles)
                                      if t))
@@ -347,9 +335,22 @@ class RecognitionEngine:
         if not name or _HASH.fullmatch(name):
             # a magnet without `dn=` is named by its hash; the top folder says more
             name = request.files[0].path.split("/")[0] if request.files else ""
-        torrent = parse_release(name)
+        torrent = parse_release(name, path=False)     # a torrent's name: its slashes are its title's
+        told = overrides.media_type or (request.chosen.media_type if request.chosen else None) \
+            or stated.reading.media_type
+        series_told = told is not None and MediaType(told) is MediaType.SERIES
+
+        def read(videos: list[str]) -> tuple[dict[str, Release], dict[str, Disagreement]]:
+            releases, disagreements = read_paths(videos)
+            if series_told:
+                # a mini-series' `Part.Two.2024` reads as a film's title; the user says it is an episode
+                releases = {source: as_series(release) for source, release in releases.items()}
+            return releases, disagreements
+
+        if series_told:
+            torrent = as_series(torrent, path=False)
         videos = [i.source for i in items if i.role is Role.VIDEO]
-        releases, disagreements = read_paths(videos)
+        releases, disagreements = read(videos)
         overrides = with_episode(stated, overrides, videos, releases)
         reasons: list[Reason] = []
         unused_ids: list[str] = []
@@ -360,7 +361,7 @@ class RecognitionEngine:
         items, refused = apply_llm_roles(items, llm_files, overrides, source=said)
         if [i.source for i in items if i.role is Role.VIDEO] != videos:
             videos = [i.source for i in items if i.role is Role.VIDEO]
-            releases, disagreements = read_paths(videos)
+            releases, disagreements = read(videos)
         items, track_reasons = await settle_tracks(self._languages, request.download, items, overrides,
                                                    llm_files, source=said, pending=request.pending)
         reasons.extend([*refused, *track_reasons])

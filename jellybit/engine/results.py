@@ -7,19 +7,18 @@ State-changing commands (apply, refine, reject, defer, retry, cancel, relink) re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from jellybit.core.models import Download, Transition
+from jellybit.core.models import Download
 from jellybit.core.records import Recognition
-from jellybit.core.store_records import DownloadView, Hint
+from jellybit.core.store_records import DownloadRecord, DownloadView
 from jellybit.engine.reconcile import ReconcileProgress
 
-__all__ = ["AddResult", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
+__all__ = ["AddOutcome", "DownloadDetail", "DownloadPage", "DownloadView", "QbittorrentStatus", "Status",
            "Summary", "TitleDeleteOutcome", "UndoOutcome"]
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddOutcome:
     """`add`: the new download, or the active one the source joined (and the hashes it gained)."""
 
     download: Download
@@ -51,16 +50,8 @@ class TitleDeleteOutcome:
     complete: bool
 
 
-@dataclass(frozen=True)
-class DownloadDetail:
-    """`get`: one download with its timeline, current recognition, hints, overrides and links."""
-
-    download: Download
-    transitions: tuple[Transition, ...]
-    recognition: Recognition | None
-    hints: tuple[Hint, ...]
-    overrides: dict[str, Any] = field(default_factory=dict)
-    links: tuple[Any, ...] = ()            # jellybit.core.links.FileLink rows
+# `get`: one download with its timeline, recognition, hints, overrides and links, as the store reads it.
+DownloadDetail = DownloadRecord
 
 
 @dataclass(frozen=True)

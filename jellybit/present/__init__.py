@@ -1,8 +1,9 @@
 """The presentation part: what every face (the panel, the CLI, Telegram, Home Assistant) says and offers.
 
 It reads only the protocol, so each face can use it: the words (state and provider names, the one-line
-title, reasons in order with their meanings, the verdict, which library files are live) and which
-actions a download's state allows, derived from `COMMAND_STATES`, the table the engine enforces.
+title, reasons in order with their meanings, the verdict, which library files are live, an outside
+service's health in a line) and which actions a download's state allows, derived from
+`COMMAND_STATES`, the table the engine enforces.
 """
 
 from jellybit.present.actions import ACTIONS, actions, allowed, states_for
@@ -16,6 +17,8 @@ from jellybit.present.words import (
     pages,
     reason_words,
     sentence,
+    service_line,
+    service_state,
     state_name,
     title_line,
 )
@@ -23,6 +26,6 @@ from jellybit.protocol import provider_name  # the provider table's words (core/
 
 __all__ = [
     "ACTIONS", "LIVE_LINKS", "STATE_NAMES", "Verdict", "actions", "allowed", "count",
-    "is_live", "ordered_reasons", "pages", "provider_name", "reason_words", "sentence", "state_name",
-    "states_for", "title_line", "verdict", "verdict_line",
+    "is_live", "ordered_reasons", "pages", "provider_name", "reason_words", "sentence", "service_line",
+    "service_state", "state_name", "states_for", "title_line", "verdict", "verdict_line",
 ]

@@ -15,6 +15,7 @@ from jellybit.protocol import (
     LinkStatus,
     ReasonPayload,
     State,
+    SystemStatus,
     provider_order,
 )
 
@@ -101,3 +102,19 @@ def pages(item: CandidatePayload) -> list[tuple[str, str]]:
     if item.url:
         links.setdefault(item.provider, item.url)
     return [(provider, links[provider]) for provider in provider_order(list(links))]
+
+
+def service_state(status: SystemStatus) -> str:
+    """An outside service's state as `info` names it: ok, refused, unreachable, not configured, starting."""
+    if status.state:
+        return status.state
+    if status.connected is not None:
+        return "ok" if status.connected else "unreachable"
+    return "not configured" if not status.enabled else "starting"
+
+
+def service_line(status: SystemStatus) -> str:
+    """One service in a line: 'refused: 401 Unauthorized — the key was refused: check …'."""
+    state = service_state(status)
+    line = f"{state}: {status.detail}" if status.detail and status.detail != state else state
+    return f"{line} — {status.hint}" if status.hint else line

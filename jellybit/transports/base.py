@@ -5,7 +5,6 @@ the loops it runs, and a goodbye. `app.py` decides once which transports run and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 Loop = Callable[[], Awaitable[None]]
@@ -26,17 +25,3 @@ class Transport(Protocol):
         """Say goodbye before its loops are cancelled (MQTT: the retained `offline`); never raises."""
         ...
 
-
-@dataclass
-class LoopTransport:
-    """A transport that is one loop and needs no goodbye (the Telegram bot's polling or webhook)."""
-
-    name: str
-    run: Loop
-
-    def start(self, supervise: Supervise) -> None:
-        """Supervise the loop under the transport's name."""
-        supervise(self.name, self.run)
-
-    async def stop(self) -> None:
-        """Nothing to say: cancelling the loop is the whole stop."""

@@ -36,34 +36,24 @@ class EntityDescription:
     topic: Callable[[Topics], dict[str, str]] = lambda topics: {}
 
 
+def _count(key: str, name: str, icon: str, attributes: str | None = None) -> EntityDescription:
+    """A sensor counting downloads, read from the summary; `attributes` templates its attributes."""
+    options = {"val_tpl": f"{{{{ value_json.{key} }}}}", "stat_cla": "measurement",
+               "unit_of_meas": "downloads"}
+    if attributes is None:
+        return EntityDescription(key, "sensor", name, icon, options, lambda t: {"stat_t": t.summary})
+    return EntityDescription(key, "sensor", name, icon, {**options, "json_attr_tpl": attributes},
+                             lambda t: {"stat_t": t.summary, "json_attr_t": t.summary})
+
+
 ENTITIES: tuple[EntityDescription, ...] = (
-    EntityDescription(
-        "active", "sensor", "Active", "mdi:download-multiple",
-        {"val_tpl": "{{ value_json.active }}", "stat_cla": "measurement", "unit_of_meas": "downloads"},
-        lambda t: {"stat_t": t.summary},
-    ),
-    EntityDescription(
-        "downloading", "sensor", "Downloading", "mdi:download",
-        {"val_tpl": "{{ value_json.downloading }}", "stat_cla": "measurement", "unit_of_meas": "downloads"},
-        lambda t: {"stat_t": t.summary},
-    ),
-    EntityDescription(
-        "in_review", "sensor", "In review", "mdi:account-question",
-        {"val_tpl": "{{ value_json.in_review }}", "stat_cla": "measurement", "unit_of_meas": "downloads"},
-        lambda t: {"stat_t": t.summary},
-    ),
-    EntityDescription(
-        "failed", "sensor", "Failed", "mdi:alert-circle",
-        {"val_tpl": "{{ value_json.failed }}", "stat_cla": "measurement", "unit_of_meas": "downloads"},
-        lambda t: {"stat_t": t.summary},
-    ),
-    EntityDescription(
-        # The count is the state; the waiting downloads (id, title, reason, panel link) are attributes.
-        "review_queue", "sensor", "Review queue", "mdi:account-clock",
-        {"val_tpl": "{{ value_json.review_queue }}", "stat_cla": "measurement", "unit_of_meas": "downloads",
-         "json_attr_tpl": "{{ {'downloads': value_json.reviews} | tojson }}"},
-        lambda t: {"stat_t": t.summary, "json_attr_t": t.summary},
-    ),
+    _count("active", "Active", "mdi:download-multiple"),
+    _count("downloading", "Downloading", "mdi:download"),
+    _count("in_review", "In review", "mdi:account-question"),
+    _count("failed", "Failed", "mdi:alert-circle"),
+    # The count is the state; the waiting downloads (id, title, reason, panel link) are attributes.
+    _count("review_queue", "Review queue", "mdi:account-clock",
+           "{{ {'downloads': value_json.reviews} | tojson }}"),
     EntityDescription(
         "last_completed", "sensor", "Last completed", "mdi:movie-check",
         {"val_tpl": "{{ (value_json.last_completed.title if value_json.last_completed else '')[:255] }}"},

@@ -12,7 +12,7 @@ from jellybit.core.records import Candidate, Film, Recognition
 from jellybit.core.store_records import DownloadRow, RowPage
 from jellybit.engine.events import Event
 from jellybit.engine.results import (
-    AddResult,
+    AddOutcome,
     DownloadDetail,
     DownloadView,
     Summary,
@@ -316,7 +316,7 @@ def plain(value: Any) -> Any:
     return _plain(value)
 
 
-def add_result(result: AddResult, view: DownloadView | None) -> dict[str, Any]:
+def add_result(result: AddOutcome, view: DownloadView | None) -> dict[str, Any]:
     """`add` as JSON-ready data (the protocol's `AddResult`)."""
     return {"id": result.download.id, "created": result.created, "joined": not result.created,
             "settled_before": list(result.settled_before), "added_hashes": list(result.added_hashes),

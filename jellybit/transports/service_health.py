@@ -40,7 +40,12 @@ def qbittorrent_status(config: Config, reachable: bool | None, error: str | None
                        version: str | None = None, early_layout: str | None = None) -> SystemStatus:
     """qBittorrent as the last poll saw it (and, when it is reachable, why files wait for their
     whole torrent instead of being laid out as each completes)."""
-    url = config.qbittorrent.url
+    return qbittorrent_health(config.qbittorrent.url, reachable, error, version, early_layout)
+
+
+def qbittorrent_health(url: str, reachable: bool | None, error: str | None, version: str | None = None,
+                       early_layout: str | None = None) -> SystemStatus:
+    """qBittorrent at `url` as the last poll saw it (for a face that holds only its URL: Telegram)."""
     if reachable is None:
         return _status(STARTING, "not polled yet", version=version)
     if reachable:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -14,11 +14,6 @@ from jellybit import clock
 from jellybit.adapters.metadata import (
     MetadataAuthError,
     MetadataNotFound,
-    RetryPolicy,
-    TmdbProvider,
-    TvdbProvider,
-    TvmazeProvider,
-    build_cache,
     build_providers,
     close_providers,
     status,
@@ -30,37 +25,18 @@ from jellybit.core.records import MediaType
 from jellybit.errors import AdapterError, ConfigError, InvalidArgument
 from tests.support.fake_http import FakeHttpServer
 from tests.support.fake_metadata import FakeTitle, FakeTmdb, FakeTvdb, FakeTvmaze
+from tests.support.providers import QUICK
 from tests.support.services import free_port
 
-FAST = RetryPolicy(attempts=3, max_wait=5.0, backoff=0.01)
 METHOD_IDS = {"tmdb": "65708", "tvdb": "300241", "tvmaze": "8137"}
 FARGO_IDS = {"tmdb": "60622", "tvdb": "269613", "tvmaze": "1006"}
 FARGO_SEASONS = {"1": 10, "2": 10, "3": 10, "4": 11, "5": 10}
 
 
 @pytest.fixture
-async def make() -> AsyncIterator[Callable[..., Any]]:
-    """Build a provider for a fake (closed after the test): make(fake, store=None, **config)."""
-    made: list[Any] = []
-
-    def build(fake: FakeHttpServer, store: Any = None, *, cache_hours: float = 24.0,
-              policy: RetryPolicy = FAST, **overrides: Any) -> Any:
-        config = MetadataConfig(cache_hours=cache_hours)
-        cache = build_cache(config, store) if store is not None else None
-        cls = {FakeTmdb: TmdbProvider, FakeTvdb: TvdbProvider, FakeTvmaze: TvmazeProvider}[type(fake)]
-        provider = cls(fake.config(**overrides), cache, policy=policy)  # type: ignore[attr-defined]
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        await provider.close()
-
-
-@pytest.fixture(params=["tmdb", "tvdb", "tvmaze"])
-def fake_any(request: pytest.FixtureRequest) -> FakeHttpServer:
-    """Each metadata fake in turn."""
-    return request.getfixturevalue(f"fake_{request.param}")
+def make(make_provider: Callable[..., Any]) -> Callable[..., Any]:
+    """A provider for a fake, closed after the test: make(fake, store=None, **config)."""
+    return make_provider
 
 
 # ---------------------------------------------------------------- shapes
@@ -282,7 +258,7 @@ async def test_details_are_cached_too(fake_tvdb: FakeTvdb, store, make) -> None:
 
 async def test_without_a_store_a_memory_cache_is_used(fake_tmdb: FakeTmdb) -> None:
     config = MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=TvmazeConfig(enabled=False))
-    (provider,) = build_providers(config, None, policy=FAST)
+    (provider,) = build_providers(config, None, policy=QUICK)
     try:
         await provider.search(MetadataQuery("Fargo", "movie"))
         await provider.search(MetadataQuery("Fargo", "movie"))
@@ -357,7 +333,7 @@ async def test_persistent_429_gives_up_after_bounded_attempts(fake_tvdb: FakeTvd
     fake_tvdb.rate_limit("0", times=10, path="/search")
     with pytest.raises(AdapterError, match="429"):
         await make(fake_tvdb).search(MetadataQuery("Fargo"))
-    assert len(fake_tvdb.calls("/search")) == FAST.attempts
+    assert len(fake_tvdb.calls("/search")) == QUICK.attempts
 
 
 async def test_transient_5xx_is_retried(fake_tvmaze: FakeTvmaze, make) -> None:
@@ -372,7 +348,7 @@ async def test_persistent_5xx_is_an_adapter_error(fake_any: FakeHttpServer, make
     with pytest.raises(AdapterError, match="HTTP 500") as caught:
         await provider.search(MetadataQuery("Fargo", media_type="series"))
     assert caught.value.system == provider.name
-    assert len(fake_any.requests) == FAST.attempts
+    assert len(fake_any.requests) == QUICK.attempts
 
 
 async def test_bad_json_is_an_adapter_error(fake_any: FakeHttpServer, make) -> None:
@@ -474,7 +450,7 @@ async def test_keys_never_reach_logs_errors_or_the_cache(
 
 async def test_build_providers_keeps_only_enabled_ones(fake_tmdb: FakeTmdb, fake_tvmaze: FakeTvmaze) -> None:
     config = MetadataConfig(tmdb=fake_tmdb.config(), tvmaze=fake_tvmaze.config())
-    providers = build_providers(config, None, policy=FAST)
+    providers = build_providers(config, None, policy=QUICK)
     try:
         assert [p.name for p in providers] == ["tmdb", "tvmaze"]
         found = {s.name: s for s in await status(providers, config)}

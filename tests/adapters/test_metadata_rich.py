@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
 
-from jellybit.adapters.metadata import RetryPolicy, TmdbProvider, TvdbProvider, TvmazeProvider
+from jellybit.adapters.metadata import RetryPolicy
 from jellybit.core.ports import MetadataQuery
 from tests.support.fake_catalogue import numbering_shows
 from tests.support.fake_http import FakeHttpServer
@@ -19,25 +20,9 @@ SHAMELESS_EPISODES = 11 * 12
 
 
 @pytest.fixture
-async def make() -> AsyncIterator[Callable[[FakeHttpServer], Any]]:
-    """A provider of the fake's kind, closed after the test."""
-    made: list[Any] = []
-
-    def build(fake: FakeHttpServer) -> Any:
-        cls = {FakeTmdb: TmdbProvider, FakeTvdb: TvdbProvider, FakeTvmaze: TvmazeProvider}[type(fake)]
-        provider = cls(fake.config(), None, policy=FAST)  # type: ignore[attr-defined]
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        await provider.close()
-
-
-@pytest.fixture(params=["tmdb", "tvdb", "tvmaze"])
-def fake_any(request: pytest.FixtureRequest) -> FakeHttpServer:
-    """Each metadata fake in turn."""
-    return request.getfixturevalue(f"fake_{request.param}")
+def make(make_provider: Callable[..., Any]) -> Callable[[FakeHttpServer], Any]:
+    """A provider of the fake's kind that tries once, closed after the test."""
+    return partial(make_provider, policy=FAST)
 
 
 async def test_every_provider_tells_the_us_show_from_the_uk_one_in_its_search(

@@ -10,7 +10,7 @@ import pytest
 
 from jellybit.cli.remote import add_remote_commands
 from tests.support.mosquitto import Broker
-from tests.support.qbittorrent import magnet, wait_for
+from tests.support.qbittorrent import magnet
 from tests.support.worker_process import WorkerProcess, run_cli, worker_config
 
 # Fixed hashes, so the ids differ but the test does not depend on the id generator's randomness.
@@ -21,7 +21,7 @@ HASHES = ["1" * 40, "2" * 40, "3" * 40]
 def worker(tmp_path: Path, mosquitto: Broker) -> Iterator[WorkerProcess]:
     process = WorkerProcess(worker_config(tmp_path, mqtt_url=mosquitto.url), tmp_path / "worker.log")
     process.start()
-    wait_for(lambda: run_cli(process.config, "list", "--timeout", "2").returncode == 0, timeout=60)
+    process.wait_online()
     yield process
     process.close()
 

@@ -16,7 +16,7 @@ from tests.support.fake_metadata import Catalogue, FakeTitle, FakeTmdb
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent, wait_for
 from tests.support.services import free_port
-from tests.support.worker_process import CLI, WorkerProcess, process_env, run_cli, worker_config
+from tests.support.worker_process import CLI, WorkerProcess, process_env, run_cli, tmdb_worker
 
 NAME = "The.Matrix.1080p.BluRay.x264"
 
@@ -28,18 +28,8 @@ def reviewer(tmp_path: Path, mosquitto: Broker, qbittorrent: QbittorrentInstance
     sequel), so a name without a year needs a human."""
     fake_catalogue.add(FakeTitle("movie", "The Matrix", 2031, tmdb_id=9603, slug="the-matrix-2031",
                                  overview="A remake.", network="Remake Pictures", country="GB"))
-    root = qbittorrent.data_dir
-    config = worker_config(
-        root, mqtt_url=mosquitto.url, qbittorrent_url=qbittorrent.url,
-        qbittorrent_lines=f'username = "{qbittorrent.username}"\npassword = "{qbittorrent.password}"\n'
-                          f'save_path = "{root / "downloads"}"',
-        extra=f'\n[metadata.tmdb]\nenabled = true\napi_key = "{FakeTmdb.API_KEY}"\n'
-              f'base_url = "{fake_tmdb.base_url}"\nimage_base_url = "http://127.0.0.1:9/p"\n')
-    process = WorkerProcess(config, tmp_path / "worker.log")
-    process.start()
-    wait_for(lambda: run_cli(config, "list", "--timeout", "2").returncode == 0, timeout=60)   # online
-    yield process, root
-    process.close()
+    with tmdb_worker(tmp_path, mosquitto.url, qbittorrent, fake_tmdb) as started:
+        yield started
 
 
 def test_add_wait_ends_in_review_with_the_reasons_and_the_commands_to_decide(

@@ -13,7 +13,7 @@ import pytest
 from tests.support.fake_metadata import FakeTmdb
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent, wait_for
-from tests.support.worker_process import WorkerProcess, run_cli, worker_config
+from tests.support.worker_process import WorkerProcess, run_cli, tmdb_worker
 
 OLD = "The.Matrix.1999.1080p.WEB-DL.DDP5.1.H.264-NTb"
 NEW = "The.Matrix.1999.2160p.UHD.BluRay.REMUX.HDR.HEVC-FGT"
@@ -24,18 +24,8 @@ TARGET = Path("The Matrix (1999) [tmdbid-603]") / "The Matrix (1999) [tmdbid-603
 def worker(tmp_path: Path, mosquitto: Broker, qbittorrent: QbittorrentInstance,
            fake_tmdb: FakeTmdb) -> Iterator[tuple[WorkerProcess, Path]]:
     """A worker with the default `layout.upgrades = "ask"`."""
-    root = qbittorrent.data_dir
-    config = worker_config(
-        root, mqtt_url=mosquitto.url, qbittorrent_url=qbittorrent.url,
-        qbittorrent_lines=f'username = "{qbittorrent.username}"\npassword = "{qbittorrent.password}"\n'
-                          f'save_path = "{root / "downloads"}"',
-        extra=f'\n[metadata.tmdb]\nenabled = true\napi_key = "{FakeTmdb.API_KEY}"\n'
-              f'base_url = "{fake_tmdb.base_url}"\nimage_base_url = "http://127.0.0.1:9/p"\n')
-    process = WorkerProcess(config, tmp_path / "worker.log")
-    process.start()
-    wait_for(lambda: run_cli(config, "list", "--timeout", "2").returncode == 0, timeout=60)
-    yield process, root
-    process.close()
+    with tmdb_worker(tmp_path, mosquitto.url, qbittorrent, fake_tmdb) as started:
+        yield started
 
 
 def _add(worker: WorkerProcess, root: Path, name: str, seed: int) -> tuple[str, str]:

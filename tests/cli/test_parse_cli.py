@@ -44,6 +44,16 @@ def test_names_from_stdin_one_per_line_blank_lines_skipped() -> None:
     assert (film["title"], film["year"], film["media_type"]) == ("Blade Runner 2049", None, "movie")
 
 
+def test_a_name_or_a_path_reads_a_slash_as_the_title_or_a_folder() -> None:
+    for path, title in ((False, "Fate/stay night"), (True, "stay night"), (None, "stay night")):
+        out = io.StringIO()
+        assert run(["Fate/stay night - 01"], io.StringIO(), out, path=path) == 0
+        assert lines(out.getvalue())[0]["title"] == title
+    out = io.StringIO()
+    run(["Show.S01E01E03.720p"], io.StringIO(), out)
+    assert lines(out.getvalue())[0]["ambiguous_episodes"] == [1, 2, 3]
+
+
 def test_output_is_deterministic_and_never_fails_on_garbage() -> None:
     names = ["", "\x00\x01", "[[[[", "x" * 4096, "../../../etc/passwd", "Сериал 1 сезон", "第01集"]
     outputs = []
@@ -79,3 +89,7 @@ def test_the_installed_console_script() -> None:
                            text=True, env=env, timeout=60, check=False)
     assert piped.returncode == 0, piped.stderr
     assert lines(piped.stdout)[0]["title"] == "Fargo"
+    named = subprocess.run([str(script), "parse", "--name", "Fate/stay night - 01"], capture_output=True,
+                           text=True, env=env, timeout=60, check=False)
+    assert named.returncode == 0, named.stderr
+    assert lines(named.stdout)[0]["title"] == "Fate/stay night"

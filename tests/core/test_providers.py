@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 import pytest
 
-from jellybit import protocol
+from jellybit import present, protocol
 from jellybit.cli.show import pages
 from jellybit.core import providers
 from jellybit.core.context import read_context
@@ -47,6 +47,9 @@ def test_every_provider_has_a_row_and_the_table_is_read_only() -> None:
     assert providers.searched() == ("tmdb", "tvdb", "tvmaze")        # IMDb only gives ids
     assert providers.preferred(MediaType.SERIES) == ("tvdb", "tmdb", "tvmaze")
     assert providers.preferred(MediaType.MOVIE) == ("tmdb", "tvdb", "tvmaze")
+    # A film is not searched at the series-only providers; an unknown kind (or none) searches them all.
+    assert [p for p in providers.searched() if providers.serves(p, "movie")] == ["tmdb"]
+    assert all(providers.serves(p, kind) for p in providers.searched() for kind in ("series", None, "anime"))
 
 
 def test_the_faces_name_link_and_order_the_known_providers() -> None:
@@ -65,6 +68,7 @@ def test_a_row_is_all_a_new_provider_needs(anidb: str) -> None:
     """Added to the table only, AniDB is named, linked, ordered, tagged, matched in Jellyfin and read."""
     # The faces: the panel and the CLI name and link it (through the protocol), listing it last.
     assert protocol.provider_name(anidb) == "AniDB"
+    assert present.provider_name(anidb) == "AniDB"            # the faces' one place for words
     assert protocol.page_url(anidb, "69", MediaType.SERIES) == "https://anidb.net/anime/69"
     item = protocol.CandidatePayload.model_construct(
         provider=anidb, provider_id="69", title="One Piece", url=None, links={
@@ -94,7 +98,7 @@ def test_listing_ids_follow_the_table_order(anidb: str) -> None:
 
 
 # Where a provider's key may still be written as a literal: the table, its config section and adapter.
-_ALLOWED = {"jellybit/core/providers.py", "jellybit/config.py"}
+_ALLOWED = {"jellybit/core/providers.py", "jellybit/config/__init__.py", "jellybit/config/sections.py"}
 _ADAPTERS = "jellybit/adapters/metadata/"
 
 

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -492,20 +492,33 @@ def collect(mirrors: Path) -> tuple[list[dict[str, Any]], Counter[str]]:
     readers.append((where(SICKCHILL, "tests/name_parser_tests.py"),
                     sickchill_cases(git_show(mirrors, SICKCHILL, "tests/name_parser_tests.py")),
                     convert_sickchill))
+    return gather(readers, set(), rename=lambda source, name: name.lstrip("+ ") if source.startswith(GUESSIT)
+                  else name)
+
+
+# A source (`repo@commit:path`), its (name, raw) cases, and the conversion of one.
+CaseReader = tuple[str, Iterable[tuple[str, Any]], Callable[[str, Any], Any]]
+
+
+def gather(readers: Iterable[CaseReader], seen: set[str], *,
+           rename: Callable[[str, str], str] = lambda source, name: name,
+           ) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Every reader's cases converted, in order: a name already `seen` is dropped (the first case is
+    kept), and why each dropped case went is counted under its repository. `rename(source, name)`
+    gives the name a case is stored under (after `convert` read the source's own)."""
     cases: list[dict[str, Any]] = []
-    seen: set[str] = set()
     dropped: Counter[str] = Counter()
     for source, items, convert in readers:
         for name, raw in items:
             try:
                 expected = convert(name, raw)
-                name = name.lstrip("+ ") if source.startswith(GUESSIT) else name
+                name = rename(source, name)
                 line = case(name, expected, source)
             except Dropped as why:
                 dropped[f"{source.split('@')[0]}: {re.sub(r'[0-9]+', 'N', str(why))}"] += 1
                 continue
             if name in seen:
-                dropped["duplicate name (the first source's case is kept)"] += 1
+                dropped["duplicate name (the first case is kept)"] += 1
                 continue
             seen.add(name)
             cases.append(line)

@@ -27,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_corpus import SEASON_SIGN, Dropped, case, git_show, head, ints, numbering
+from build_corpus import SEASON_SIGN, CaseReader, Dropped, gather, git_show, head, ints, numbering
 
 RLS = "moistari/rls"
 FLEXGET = "Flexget/Flexget"
@@ -390,24 +390,12 @@ SOURCES: tuple[Reader, ...] = (
 
 def collect(mirrors: Path, known: set[str]) -> tuple[list[Raw], Counter[str]]:
     """Every case of every source not already in the first corpus; and why the others were dropped."""
-    cases: list[Raw] = []
-    dropped: Counter[str] = Counter()
-    seen = set(known)
-    for repo, path, read, convert in SOURCES:
-        source = f"{repo}@{head(mirrors, repo)}:{path}"
-        for name, raw in read(git_show(mirrors, repo, path)):
-            name = name.replace("\n", " ")
-            try:
-                line = case(name, convert(name, raw), source)
-            except Dropped as why:
-                dropped[f"{repo}: {re.sub(r'[0-9]+', 'N', str(why))}"] += 1
-                continue
-            if name in seen:
-                dropped["duplicate name (the first case is kept)"] += 1
-                continue
-            seen.add(name)
-            cases.append(line)
-    return cases, dropped
+    def reader(repo: str, path: str, read: Callable[[str], Iterator[tuple[str, Raw]]],
+               convert: Callable[[str, Raw], Raw]) -> CaseReader:
+        items = ((name.replace("\n", " "), raw) for name, raw in read(git_show(mirrors, repo, path)))
+        return f"{repo}@{head(mirrors, repo)}:{path}", items, convert
+
+    return gather((reader(*source) for source in SOURCES), set(known))
 
 
 def main() -> None:

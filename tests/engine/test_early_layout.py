@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -46,6 +48,14 @@ def _library_inodes(paths: PathsConfig) -> dict[int, str]:
         for name in names:
             found[os.stat(os.path.join(folder, name)).st_ino] = name
     return found
+
+
+def _device(path: Path) -> int:
+    return os.stat(path).st_dev
+
+
+def _videos(folder: Path) -> list[Path]:
+    return list(folder.rglob("*.mkv"))
 
 
 def _inode(path: Path) -> int | None:
@@ -205,3 +215,40 @@ async def _linked_some(paths: PathsConfig) -> bool:
 async def _more_complete(pair: QbittorrentPair, torrent: SeededTorrent, laid: set[int]) -> bool:
     complete = [f for f in pair.files(torrent) if f["progress"] >= 1]
     return len(complete) > len(laid)
+
+
+async def test_an_incomplete_folder_on_another_filesystem_falls_back_to_the_completion(
+    pair: QbittorrentPair, make_engine: EngineFactory, store: Store, tmp_path: Path,
+) -> None:
+    """qBittorrent copies a completed torrent from /dev/shm to the save path (new inodes): nothing is
+    linked early, and on completion every file is linked from its final place."""
+    paths = _paths(pair, tmp_path)
+    shm = Path(tempfile.mkdtemp(prefix="jb-incomplete-", dir="/dev/shm"))
+    try:
+        if _device(shm) == _device(paths.downloads):
+            pytest.skip("/dev/shm is on the same filesystem here")
+        pair.preferences(temp_path_enabled=True, temp_path=str(shm))
+        engine = await make_engine(pair.instance(paths.downloads).config(), worker=EARLY,
+                                   layouter=LayoutEngine(store, paths), paths=paths)
+        engine.recognizer.series = True
+        torrent = _pack(pair, f"Shm.{tmp_path.name[-6:]}", seed=11)
+        download_id = await _start(engine, pair, torrent, paths.downloads)
+        assert not engine.worker.early.safe
+
+        early_links: list[str] = []
+
+        async def step() -> bool:
+            await engine.worker.poll_once()
+            if pair.torrent(torrent)["progress"] < 1:
+                early_links.extend(_library_inodes(paths).values())
+            return (await store.get_download(download_id)).state is State.DONE
+
+        await eventually(step, within=90, interval=0.05)
+        assert early_links == []                       # nothing laid out while it downloaded
+        final = _library_inodes(paths)
+        save = Path(pair.torrent(torrent)["save_path"]) / torrent.name
+        assert sorted(final) == sorted(_inode(p) for p in save.iterdir())   # the seeded files themselves
+        assert _videos(shm) == []                      # moved away: copied, then removed
+        assert (await store.get_download(download_id)).files_in_library == 0
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)

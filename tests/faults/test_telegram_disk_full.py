@@ -72,3 +72,48 @@ async def test_a_full_database_disk_keeps_the_ping_until_there_is_room(
     assert pinger.held == 0
     assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
     assert not [r for r in caplog.records if r.exc_info and r.name.startswith("jellybit")]
+
+
+async def test_a_ping_sent_while_the_disk_is_full_goes_once_and_is_recorded_when_there_is_room(
+        make_bot: BotFactory, fake_telegram: FakeTelegram, store: Store, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The ping was queued before the disk filled; Telegram took it, the database refused to mark it
+    sent. It is not sent again on any later round, nor after the fault: the sender records it then."""
+    bot = await make_bot(start=False)
+    pinger = bot.transport.pinger
+    await pinger.catch_up()
+    download_id = await to_review(bot.engine)
+    while (event := pinger.subscription.get_nowait()) is not None:
+        await pinger.on_event(event)                     # queued while there is room, as the bot does
+    (queued,) = await store.telegram_pings(download_id)
+    assert queued.status is PingStatus.PENDING
+    caplog.set_level(logging.INFO)
+    filler = fill(tmp_path / "db")
+    try:
+        assert await pinger.send_due() == 1              # Telegram has it; the database refuses the mark
+        assert pinger.unrecorded == 1
+        for _ in range(3):                               # the sender's later rounds during the fault
+            assert await pinger.send_due() == 0
+            assert await pinger.record_unrecorded() == 0
+        during = await store.telegram_pings(download_id)
+    finally:
+        filler.unlink()
+    assert [p.status for p in during] == [PingStatus.PENDING]      # the database could not learn it
+    cards = [s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]
+    assert len(cards) == 1
+    waiting = [r for r in caplog.records if "wait in memory to be recorded" in r.getMessage()]
+    assert len(waiting) == 1
+    assert "the database disk is full" in waiting[0].getMessage()
+
+    await bot.start()                                    # room again: the sender's loop records it
+
+    async def recorded() -> bool:
+        return [(p.status, p.message_id) for p in await store.telegram_pings(download_id)] == [
+            (PingStatus.SENT, cards[0].message["message_id"])]
+    await eventually(recorded)
+    assert pinger.unrecorded == 0
+    pinger.wake()
+    assert await pinger.send_due() == 0
+    await fake_telegram.until(lambda: fake_telegram.calls(path=f"/bot{TOKEN}/getUpdates"))
+    assert len([s for s in fake_telegram.outbox(ANNA["id"]) if s.text.startswith("Needs review")]) == 1
+    assert not [r for r in caplog.records if r.exc_info and r.name.startswith("jellybit")]

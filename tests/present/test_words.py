@@ -13,13 +13,22 @@ from jellybit.present import (
     is_live,
     ordered_reasons,
     provider_name,
+    service_line,
+    service_state,
     state_name,
     states_for,
     title_line,
     verdict,
     verdict_line,
 )
-from jellybit.protocol import COMMAND_STATES, DownloadPayload, LinkStatus, ReasonPayload, State
+from jellybit.protocol import (
+    COMMAND_STATES,
+    DownloadPayload,
+    LinkStatus,
+    ReasonPayload,
+    State,
+    SystemStatus,
+)
 
 NOW = "2026-01-02T03:04:05.000000Z"
 
@@ -77,3 +86,17 @@ def test_the_verdict_line_never_contradicts_the_state() -> None:
                                                 "nothing in doubt)"
     for state in State:
         assert verdict_line(verdict(download(state.value), None))
+
+
+def test_an_outside_service_in_one_line() -> None:
+    """A service's state is the one `info` names, or read from `connected`/`enabled` for an older
+    worker; the line gives the detail when it says more, then what to do."""
+    refused = SystemStatus(connected=False, state="refused", detail="401 Unauthorized",
+                           hint="the key was refused: check llm.api_key")
+    assert service_state(refused) == "refused"
+    assert service_line(refused) == "refused: 401 Unauthorized — the key was refused: check llm.api_key"
+    assert service_line(SystemStatus(connected=True, state="ok", detail="ok")) == "ok"
+    assert service_state(SystemStatus(connected=True)) == "ok"
+    assert service_state(SystemStatus(connected=False)) == "unreachable"
+    assert service_state(SystemStatus(enabled=False)) == "not configured"
+    assert service_state(SystemStatus()) == "starting"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
@@ -100,3 +101,38 @@ async def eventually_retained(config: MqttConfig, topic: str, predicate: Any, wi
         await asyncio.sleep(0.05)
 
 
+
+
+@dataclass
+class SeenEvents:
+    """The messages of the `events` topic seen so far, parsed, in order."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    async def until(self, predicate: Callable[[list[dict[str, Any]]], bool], within: float = 5.0) -> None:
+        """Wait until `predicate(items)` holds; fail with what was seen at the deadline."""
+        deadline = asyncio.get_running_loop().time() + within
+        while not predicate(self.items):
+            if asyncio.get_running_loop().time() > deadline:
+                pytest.fail(f"the events never satisfied the condition; seen: {self.items!r}")
+            await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def watching_events(config: MqttConfig) -> AsyncIterator[SeenEvents]:
+    """Collect the `events` topic of `config`'s base topic while the block runs (subscribed first)."""
+    seen = SeenEvents()
+    async with aiomqtt.Client("127.0.0.1", int(config.url.rsplit(":", 1)[1]),
+                              identifier=f"ev-{uuid.uuid4().hex[:8]}") as observer:
+        await observer.subscribe(Topics(config.base_topic).events, qos=1)
+
+        async def collect() -> None:
+            async for message in observer.messages:
+                seen.items.append(json.loads(bytes(message.payload)))  # type: ignore[arg-type]
+
+        collector = asyncio.create_task(collect())
+        try:
+            yield seen
+        finally:
+            collector.cancel()
+            await asyncio.gather(collector, return_exceptions=True)

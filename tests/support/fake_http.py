@@ -8,8 +8,11 @@ request(s) answer with a canned reply instead (429 with Retry-After, 500, ...).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
+import socketserver
 import threading
 import time
 from collections.abc import Iterator
@@ -84,8 +87,7 @@ class FakeHttpServer:
     def stop(self) -> None:
         """Stop serving and release the port."""
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            shut_down(self._httpd)
             self._httpd = None
 
     @property
@@ -232,6 +234,21 @@ class LoopbackProxy(FakeHttpServer):
     def relayed(self) -> list[str]:
         """The absolute URLs forwarded so far."""
         return [r.target for r in self.calls()]
+
+
+def shut_down(httpd: socketserver.TCPServer) -> None:
+    """Stop a serving loop and close its socket without waiting out the loop's poll interval.
+
+    `shutdown()` returns once the loop looks at its flag, which it does when a connection wakes it or
+    its poll interval ends; connections of our own (closed unread: no request, nothing logged) wake it.
+    """
+    waiting = threading.Thread(target=httpd.shutdown, daemon=True)
+    waiting.start()
+    while waiting.is_alive():
+        with contextlib.suppress(OSError):
+            socket.create_connection(httpd.server_address[:2], timeout=1).close()
+        waiting.join(0.01)
+    httpd.server_close()
 
 
 @contextmanager

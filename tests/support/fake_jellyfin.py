@@ -1,6 +1,7 @@
 """A local fake of Jellyfin 10.10's API shapes (fixture `fake_jellyfin`).
 
-Routes: `GET /System/Info/Public`, `POST /Library/Refresh`, `GET /Library/VirtualFolders` and `GET /Items`
+Routes: `GET /System/Info/Public`, `GET /System/Info` (the key needed), `POST /Library/Refresh`,
+`GET /Library/VirtualFolders` and `GET /Items`
 (`ParentId`, `Recursive`, `IncludeItemTypes`, `MinDateLastSaved`, `StartIndex`, `Limit`, and `Fields`:
 `Path` and `ProviderIds` are sent only when asked for, as Jellyfin's DtoService does). Query parameters
 Jellyfin does not have (`Path=`, `AnyProviderIdEquals=`) are ignored, as Jellyfin ignores them.
@@ -173,7 +174,12 @@ class FakeJellyfin(FakeHttpServer):
                                "Version": "10.10.7", "ProductName": "Jellyfin Server", "Id": "f" * 32,
                                "StartupWizardCompleted": True})
         if not self._authorized(r):
-            return Reply(401, "")
+            return Reply(401, "")            # Jellyfin's 401 has no body ("401 0" in its request log)
+        if r.path == "/System/Info" and r.method == "GET":
+            return Reply(200, {"LocalAddress": self.origin, "ServerName": "fake-jellyfin",
+                               "Version": "10.10.7", "ProductName": "Jellyfin Server", "Id": "f" * 32,
+                               "OperatingSystem": "Linux", "StartupWizardCompleted": True,
+                               "HasPendingRestart": False, "IsShuttingDown": False})
         if r.path == "/Library/Refresh" and r.method == "POST":
             if self.scan_on_refresh:
                 self.scan()

@@ -17,7 +17,8 @@ Fixtures (registered in tests/conftest.py), all function-scoped and started on 1
   movies: `production_countries`, `production_companies`), `/configuration`. Auth:
   `api_key=FakeTmdb.API_KEY` or `Authorization: Bearer FakeTmdb.READ_TOKEN`; anything else is TMDB's
   401 body.
-- `fake_tvdb` -> `FakeTvdb`: `POST /login` (`{"apikey": API_KEY, "pin": PIN}` when `require_pin`),
+- `fake_tvdb` -> `FakeTvdb`: `POST /login` (`{"apikey": API_KEY, "pin": PIN}` when `require_pin`;
+  TVDB's 401 `InvalidAPIKey: apikey invalid` for a wrong key, 400 `InvalidValueType: pin required`),
   `/search?query=&type=&year=` (with `country` as alpha-3, `network`, `remote_ids`),
   `/series/{id}/extended` (`originalCountry`, `originalNetwork`, `firstAired`, `lastAired`,
   `remoteIds` with IMDB / TheMovieDB.com / TV Maze), `/series/{id}/episodes/default?page=`,
@@ -27,7 +28,8 @@ Fixtures (registered in tests/conftest.py), all function-scoped and started on 1
   `network.country.code` or a `webChannel`, `premiered`, `ended`, `externals`),
   `/shows/{id}/seasons`, `/shows/{id}/episodes`, `/shows/{id}/akas`. No auth.
 - `fake_jellyfin` -> `FakeJellyfin`: `POST /Library/Refresh` (204; `refreshes` counts accepted
-  ones; needs `X-Emby-Token` or `Authorization: MediaBrowser Token="API_KEY"`), `GET /System/Info/Public`.
+  ones; needs `X-Emby-Token` or `Authorization: MediaBrowser Token="API_KEY"`), `GET /System/Info/Public`,
+  `GET /System/Info` (the key needed; Jellyfin's bodiless 401 without it).
 - `loopback_proxy` -> `LoopbackProxy`: a forward proxy that relays plain HTTP to loopback only.
 
 Every fake has `.requests` / `.calls(path)` (LoggedRequest: decoded path, query, headers, time),
@@ -234,7 +236,14 @@ class FakeTvdb(_CatalogueServer):
         unauthorized = Reply(401, {"status": "failure", "message": "Unauthorized", "data": None})
         if r.path == "/login" and r.method == "POST":
             body = r.json() or {}
-            if body.get("apikey") != self.API_KEY or (self.require_pin and body.get("pin") != self.PIN):
+            # TVDB's own answers: a wrong key is 401, a subscriber key sent without its PIN is 400.
+            if body.get("apikey") != self.API_KEY:
+                return Reply(401, {"status": "failure", "message": "InvalidAPIKey: apikey invalid",
+                                   "data": None})
+            if self.require_pin and not body.get("pin"):
+                return Reply(400, {"status": "failure", "message": "InvalidValueType: pin required",
+                                   "data": None})
+            if self.require_pin and body.get("pin") != self.PIN:
                 return unauthorized
             token = f"tvdb-token-{next(self._counter)}"
             self.tokens.add(token)

@@ -23,6 +23,8 @@ Scripting (each chat request takes the next queued step; the rules below come fi
     respond_with(fn)                 when the queue is empty: fn(request_body) -> str | dict | Step
     models                           list of ids GET /v1/models returns
     requests / headers               every chat request's decoded JSON body / lower-cased headers
+    api_key                          when set, a request without `Authorization: Bearer <api_key>`
+                                     (models too) gets OpenAI's 401 `{"error": {"code": "invalid_api_key"}}`
     user_message(i=-1), listed(i=-1) the user prompt of request i, and its file lines {id: label}
 Nothing scripted: HTTP 500 "fake_openai: nothing scripted for this request".
 
@@ -43,6 +45,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
+from tests.support.fake_http import shut_down
 
 LLAMA_CPP_REJECTION = 'response_format type must be one of "text" or "json_object", but got: json_schema'
 _LINE = re.compile(r"^(f\d+) \| [^|]* \| [^|]* \| (.*)$", re.MULTILINE)
@@ -85,6 +89,7 @@ class FakeOpenAI:
 
     base_url: str = ""
     models: list[str] = field(default_factory=lambda: ["fake-model"])
+    api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     _queue: deque[Step] = field(default_factory=deque)
@@ -188,6 +193,15 @@ def _completion(step: Step, body: dict[str, Any], number: int) -> bytes:
     }, ensure_ascii=False).encode("utf-8")
 
 
+def _key_refused(key: str) -> bytes:
+    """OpenAI's answer to a wrong key (HTTP 401): the key shown masked, `code` invalid_api_key."""
+    shown = f"{key[:3]}{'*' * max(len(key) - 7, 0)}{key[-4:]}" if len(key) > 8 else "*" * len(key)
+    return json.dumps({"error": {
+        "message": f"Incorrect API key provided: {shown}. You can find your API key at "
+                   "https://platform.openai.com/account/api-keys.",
+        "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}).encode("utf-8")
+
+
 def _error(step: Step) -> bytes:
     kind = "invalid_request_error" if step.status < 500 else "server_error"
     return json.dumps({"error": {"code": step.status, "message": step.message, "type": kind,
@@ -211,8 +225,19 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass                     # the client gave up (timeout); nothing to tell it
 
+    def _refused(self) -> bool:
+        """Answer 401 when the fake wants a key and the request does not carry it."""
+        wanted = self.server.fake.api_key
+        given = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        if wanted is None or given == wanted:
+            return False
+        self._send(401, _key_refused(given))
+        return True
+
     def do_GET(self) -> None:
         """GET /v1/models."""
+        if self._refused():
+            return
         if self.path.rstrip("/").endswith("/models"):
             fake = self.server.fake
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in fake.models]
@@ -225,6 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, _error(Step(status=404, message=f"no route {self.path}")))
+            return
+        if self._refused():
             return
         fake = self.server.fake
         body = json.loads(raw.decode("utf-8"))
@@ -261,8 +288,7 @@ def start_fake_openai() -> tuple[FakeOpenAI, Callable[[], None]]:
 
     def stop() -> None:
         fake._released.set()
-        server.shutdown()
-        server.server_close()
+        shut_down(server)
         thread.join(5)
 
     return fake, stop

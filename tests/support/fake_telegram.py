@@ -18,7 +18,6 @@ delivers an update again; `outbox(chat)` lists what the bot sent; `answers` the 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -34,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support import polling
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 
 TOKEN = "4242424242:AAfake-Telegram-token_for-tests"
@@ -240,14 +240,8 @@ class FakeTelegram(FakeHttpServer):
 
     async def until(self, predicate: Callable[[], Any], within: float = 15.0) -> Any:
         """Wait (without blocking the event loop) until `predicate()` is truthy; fail at the deadline."""
-        deadline = time.monotonic() + within
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                pytest.fail(f"the fake Telegram never saw it; the bot sent {[s.text for s in self.outbox()]}")
-            await asyncio.sleep(0.02)
+        return await polling.until(predicate, within=within, interval=0.02, what=lambda: (
+            f"the fake Telegram's condition (the bot sent {[s.text for s in self.outbox()]})"))
 
     @property
     def pending(self) -> int:

@@ -7,7 +7,6 @@ the database held by another process; `Ledger` remembers which commands were ack
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import subprocess
 import uuid
@@ -19,10 +18,12 @@ from typing import Any
 from jellybit.client import JellybitClient, NoAnswer
 from jellybit.config import MqttConfig, load_config
 from jellybit.protocol import Command, Response, Topics
+from tests.support import polling
 from tests.support.mosquitto import start_mosquitto
 from tests.support.qbittorrent import QbittorrentInstance
 from tests.support.services import free_port
 from tests.support.worker_process import WorkerProcess, eventually_retained
+from tests.support.worker_process import worker_config as process_config
 
 
 class RestartableBroker:
@@ -59,44 +60,12 @@ def worker_config(directory: Path, broker: RestartableBroker, qbittorrent: Qbitt
                   database: Path | None = None) -> Path:
     """A worker on this broker and the test's qBittorrent; no metadata (complete downloads wait in
     review); a miss threshold of 3 polls, so a missed debounce would fail downloads quickly."""
-    for name in ("movies", "series"):
-        (directory / name).mkdir(parents=True, exist_ok=True)
-    base = f"jbf-{uuid.uuid4().hex[:8]}"
-    path = directory / "jellybit.toml"
-    path.write_text(f"""
-[qbittorrent]
-url = "{qbittorrent.url}"
-username = "{qbittorrent.username}"
-password = "{qbittorrent.password}"
-save_path = "{qbittorrent.data_dir}"
-timeout = 2.0
-
-[paths]
-downloads = "{qbittorrent.data_dir}"
-movies = "{directory / 'movies'}"
-series = "{directory / 'series'}"
-
-[storage]
-database = "{database or directory / 'jellybit.db'}"
-
-[mqtt]
-url = "{broker.url}"
-base_topic = "{base}"
-client_id = "worker-{base}"
-discovery = false
-
-[metadata.tvmaze]
-enabled = false
-
-[worker]
-poll_interval = 0.2
-retry_max_backoff = 1.0
-source_miss_threshold = 3
-
-[log]
-level = "INFO"
-""", encoding="utf-8")
-    return path
+    return process_config(
+        directory, mqtt_url=broker.url, base_topic=f"jbf-{uuid.uuid4().hex[:8]}", database=database,
+        qbittorrent_url=qbittorrent.url, downloads=qbittorrent.data_dir,
+        qbittorrent_lines=f'username = "{qbittorrent.username}"\npassword = "{qbittorrent.password}"\n'
+                          f'save_path = "{qbittorrent.data_dir}"\ntimeout = 2.0',
+        worker_lines="source_miss_threshold = 3")
 
 
 @dataclass
@@ -170,16 +139,7 @@ class FaultStack:
 
 async def until(probe: Any, *, within: float = 30.0, what: str = "a condition") -> Any:
     """Poll a sync or async probe until it returns something truthy."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        value = probe()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        assert loop.time() < deadline, f"{what} did not happen within {within} s"
-        await asyncio.sleep(0.1)
+    return await polling.until(probe, within=within, interval=0.1, what=what)
 
 
 def check_outage_invariants(stack: FaultStack, ledger: Ledger, qbittorrent: QbittorrentInstance) -> None:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiomqtt
-import pytest
 
 from jellybit.config import Config, MqttConfig, PanelConfig
 from jellybit.protocol import Topics
 from jellybit.transports.homeassistant import ENTITIES, HomeAssistantDiscovery
 from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
+from tests.support import polling
 from tests.support.engine import Engine
 from tests.support.homeassistant import HomeAssistant, device_entities
 from tests.support.mosquitto import Broker
@@ -109,15 +109,7 @@ async def _complete(pending: Awaitable[dict[str, dict[str, Any]]]) -> dict[str, 
 
 async def eventually(probe: Callable[[], Awaitable[T | None]], *, what: str, within: float = 20.0) -> T:
     """Poll `probe` until it returns something truthy; fail the test at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if loop.time() > deadline:
-            pytest.fail(f"Home Assistant: {what} not seen within {within:g} s")
-        await asyncio.sleep(0.05)
+    return await polling.until(probe, within=within, what=f"Home Assistant: {what}")
 
 
 async def now(value: T) -> T:

@@ -9,7 +9,6 @@ a .torrent by URL. Nothing here sends traffic beyond 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import os
@@ -28,6 +27,7 @@ import pytest
 from devstack.stack import qbittorrent_conf, qbt_password_hash
 
 from jellybit.config import QbittorrentConfig
+from tests.support import polling
 from tests.support.fake_http import FakeHttpServer, LoggedRequest, Reply
 from tests.support.services import free_port, require_binary
 from tests.support.torrents import make_content, make_torrent
@@ -273,26 +273,12 @@ def magnet(infohash: str | None = None, name: str | None = None) -> str:
 
 def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:
     """Poll `predicate()` until it returns something truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout} s")
-        time.sleep(interval)
+    return polling.wait_for(predicate, within=timeout, interval=interval)
 
 
 async def eventually(probe: Any, within: float = 15.0, interval: float = 0.05) -> Any:
     """Await `probe()` until it returns something truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + within
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {within} s")
-        await asyncio.sleep(interval)
+    return await polling.until(probe, within=within, interval=interval)
 
 
 # ---------------------------------------------------------------- serving a .torrent by URL

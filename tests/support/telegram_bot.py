@@ -79,6 +79,13 @@ class Bot:
 
         return await self.fake.until(found, within)
 
+    async def apply_by_button(self, download_id: str) -> Sent:
+        """Press Apply on the download's review card (as Anna) and wait until it is done; the card."""
+        card = await self.card(download_id)
+        self.fake.press(ANNA, card, "Apply")
+        await self.state(download_id, State.DONE)
+        return card
+
     async def state(self, download_id: str, *states: State, within: float = 15.0) -> None:
         """Wait until the download is in one of the states."""
         async def probe() -> bool:
@@ -101,12 +108,13 @@ async def make_bot(make_engine: EngineFactory, fake_telegram: FakeTelegram) -> A
     bots: list[Bot] = []
 
     async def build(*, engine: Engine | None = None, start: bool = True, automatic: bool = False,
-                    margin: float = 0.15, panel: str = PANEL, **overrides: Any) -> Bot:
+                    margin: float = 0.15, panel: str = PANEL, qbittorrent_url: str = "",
+                    **overrides: Any) -> Bot:
         engine = engine or await make_engine(automatic=automatic)
         config = telegram_config(fake_telegram, **overrides)
         transport = TelegramTransport(config, engine.commands, engine.bus, engine.store, panel_url=panel,
-                                      margin=margin,
-                                      max_torrent_bytes=64 * 1024, max_backoff=0.3)
+                                      margin=margin, max_torrent_bytes=64 * 1024, max_backoff=0.3,
+                                      qbittorrent_url=qbittorrent_url)
         bot = Bot(engine, fake_telegram, transport)
         bots.append(bot)
         if start:

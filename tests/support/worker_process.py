@@ -7,6 +7,7 @@ without pytest's variables, exactly as a user would start it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -24,6 +25,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.config import load_config
+from jellybit.protocol import Topics
 from tests.support.network_guard import CHILD_PROXY_ENV, assert_loopback_config
 from tests.support.services import free_port
 
@@ -47,12 +49,15 @@ def checked(config: Path) -> Path:
 
 def worker_config(directory: Path, *, mqtt_url: str, base_topic: str | None = None,
                   qbittorrent_url: str | None = None, database: Path | None = None,
-                  qbittorrent_lines: str = "", extra: str = "") -> Path:
+                  qbittorrent_lines: str = "", worker_lines: str = "", downloads: Path | None = None,
+                  extra: str = "") -> Path:
     """A config file for one worker: private database and libraries; qBittorrent on a closed port
     unless given (downloads then stay `queued`, which is all a transport test needs). `qbittorrent_lines`
-    go into `[qbittorrent]` (credentials, save path); `extra` is appended (more sections)."""
+    go into `[qbittorrent]` (credentials, save path), `worker_lines` into `[worker]`; `downloads` is
+    where qBittorrent's files are (`directory/downloads` by default); `extra` is appended (more sections)."""
     for name in ("downloads", "movies", "series"):
         (directory / name).mkdir(parents=True, exist_ok=True)
+    downloads = downloads or directory / "downloads"
     base_topic = base_topic or f"jb-{uuid.uuid4().hex[:10]}"
     qbittorrent_url = qbittorrent_url or f"http://127.0.0.1:{free_port()}"
     path = directory / "jellybit.toml"
@@ -62,7 +67,7 @@ url = "{qbittorrent_url}"
 {qbittorrent_lines}
 
 [paths]
-downloads = "{directory / 'downloads'}"
+downloads = "{downloads}"
 movies = "{directory / 'movies'}"
 series = "{directory / 'series'}"
 
@@ -81,6 +86,7 @@ enabled = false
 [worker]
 poll_interval = 0.2
 retry_max_backoff = 1.0
+{worker_lines}
 
 [log]
 level = "INFO"
@@ -115,6 +121,16 @@ class WorkerProcess:
             self.proc = subprocess.Popen([*CLI, "--config", str(checked(self.config)), "run"],
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                          env=process_env(**self.env))
+
+    def wait_online(self, within: float = 60.0) -> None:
+        """Wait until the worker says `online` (retained; published once it listens for requests).
+
+        Cheaper than polling with a CLI request: one sent before the worker subscribed is lost, and
+        the caller waits out the whole request timeout before it asks again.
+        """
+        mqtt = load_config(self.config).mqtt
+        topic = Topics(mqtt.base_topic).availability
+        asyncio.run(eventually_retained(mqtt.url, topic, lambda p: p == b"online", within=within))
 
     def signal(self, sig: int, timeout: float = 30.0) -> int:
         """Send a signal and wait for the process to end; its return code."""
@@ -187,6 +203,27 @@ def worker(tmp_path: Path, mosquitto: Any) -> Iterator[WorkerProcess]:
     process.start()
     yield process
     process.close()
+
+
+@contextlib.contextmanager
+def tmdb_worker(log_dir: Path, broker_url: str, qbittorrent: Any,
+                tmdb: Any) -> Iterator[tuple[WorkerProcess, Path]]:
+    """A worker over a real qBittorrent (its data dir the root, downloads saved under it) and the
+    TMDB fake, yielded with that root once it says `online`; stopped after."""
+    root = qbittorrent.data_dir
+    config = worker_config(
+        root, mqtt_url=broker_url, qbittorrent_url=qbittorrent.url,
+        qbittorrent_lines=f'username = "{qbittorrent.username}"\npassword = "{qbittorrent.password}"\n'
+                          f'save_path = "{root / "downloads"}"',
+        extra=f'\n[metadata.tmdb]\nenabled = true\napi_key = "{tmdb.API_KEY}"\n'
+              f'base_url = "{tmdb.base_url}"\nimage_base_url = "http://127.0.0.1:9/p"\n')
+    process = WorkerProcess(config, log_dir / "worker.log")
+    process.start()
+    try:
+        process.wait_online()
+        yield process, root
+    finally:
+        process.close()
 
 
 async def requests_at_once(port: int, topics: Any, command: str, payloads: list[bytes],

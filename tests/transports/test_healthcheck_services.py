@@ -1,5 +1,6 @@
 """`jellybit healthcheck` names each outside service as the worker sees it, with what to do: a stopped
-qBittorrent, a metadata provider that refuses the key (HTTP 401), an LLM server nobody runs."""
+qBittorrent, metadata providers and Jellyfin that refuse their keys (HTTP 401), an LLM server nobody
+runs. (Each keyed service as ok, refused and unreachable: test_service_health_keys.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 from pathlib import Path
 
 from jellybit.config import load_config
-from tests.support.fake_metadata import FakeTmdb
+from tests.support.fake_jellyfin import FakeJellyfin
+from tests.support.fake_metadata import FakeTmdb, FakeTvdb
 from tests.support.mosquitto import Broker
 from tests.support.services import free_port
 from tests.support.worker_process import WorkerProcess, as_json, eventually_retained, run_cli, worker_config
@@ -18,7 +20,8 @@ def by_name(stdout: str) -> dict[str, dict[str, object]]:
 
 
 async def test_each_failing_service_is_named_with_what_to_do(tmp_path: Path, mosquitto: Broker,
-                                                             fake_tmdb: FakeTmdb) -> None:
+                                                             fake_tmdb: FakeTmdb, fake_tvdb: FakeTvdb,
+                                                             fake_jellyfin: FakeJellyfin) -> None:
     stopped = free_port()               # qBittorrent is not running: nothing listens on its port
     no_llm = free_port()
     config = worker_config(tmp_path, mqtt_url=mosquitto.url, qbittorrent_url=f"http://127.0.0.1:{stopped}",
@@ -27,10 +30,21 @@ async def test_each_failing_service_is_named_with_what_to_do(tmp_path: Path, mos
 api_key = "wrong-key-{'0' * 22}"
 base_url = "{fake_tmdb.base_url}"
 
+[metadata.tvdb]
+enabled = true
+api_key = "wrong-tvdb-key"
+base_url = "{fake_tvdb.base_url}"
+
 [llm]
 enabled = true
 base_url = "http://127.0.0.1:{no_llm}/v1"
 api_key = "local"
+
+[jellyfin]
+enabled = true
+url = "{fake_jellyfin.origin}"
+api_key = "wrong-jellyfin-key"
+confirm = false
 """)
     worker = WorkerProcess(config, tmp_path / "worker.log")
     worker.start()
@@ -41,7 +55,9 @@ api_key = "local"
             info = as_json(payload) or {}
             return (info.get("qbittorrent", {}).get("state") == "unreachable"
                     and info.get("metadata", {}).get("tmdb", {}).get("state") == "refused"
-                    and info.get("llm", {}).get("state") == "unreachable")
+                    and info.get("metadata", {}).get("tvdb", {}).get("state") == "refused"
+                    and info.get("llm", {}).get("state") == "unreachable"
+                    and info.get("jellyfin", {}).get("state") == "refused")
 
         await eventually_retained(mosquitto.url, f"{base}/info", settled, within=60)
         result = run_cli(config, "healthcheck", "--json")
@@ -62,8 +78,15 @@ api_key = "local"
     assert (llm["ok"], llm["state"]) == (False, "unreachable")
     assert f"127.0.0.1:{no_llm}" in str(llm["detail"])
     assert "start the LLM server at llm.base_url" in str(llm["hint"])
+    tvdb, jellyfin = checks["metadata.tvdb"], checks["jellyfin"]
+    assert (tvdb["ok"], tvdb["state"]) == (False, "refused")
+    assert "InvalidAPIKey" in str(tvdb["detail"])
+    assert "JELLYBIT_METADATA_TVDB_API_KEY" in str(tvdb["hint"])
+    assert (jellyfin["ok"], jellyfin["state"]) == (False, "refused")
+    assert "JELLYBIT_JELLYFIN_API_KEY" in str(jellyfin["hint"])
+    assert "wrong-tvdb-key" not in result.stdout
+    assert "wrong-jellyfin-key" not in result.stdout
     # What is merely not configured is said, with its hint, and does not fail the check.
-    assert (checks["jellyfin"]["ok"], checks["jellyfin"]["state"]) == (True, "not configured")
     assert (checks["telegram"]["ok"], checks["telegram"]["state"]) == (True, "not configured")
     # The text form puts each on one line: FAIL, the name, the state, the reason and the hint.
     assert text.returncode == 1
@@ -72,6 +95,7 @@ api_key = "local"
     assert " — start qBittorrent" in lines["FAIL  qbittorrent"]
     assert lines["FAIL  metadata.tmdb"].startswith("FAIL  metadata.tmdb: refused: ")
     assert lines["FAIL  llm"].startswith("FAIL  llm: unreachable: ")
+    assert lines["FAIL  jellyfin"].startswith("FAIL  jellyfin: refused: ")
 
 
 def test_a_film_without_a_tmdb_key_is_said_in_the_health_check(tmp_path: Path) -> None:

@@ -14,12 +14,14 @@ import asyncio
 import base64
 import json
 import shutil
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 import pytest
+import yaml
 
 from jellybit.client import JellybitClient
 from jellybit.core.states import State
@@ -135,6 +137,15 @@ async def reviewing(make_engine: EngineFactory, mosquitto: Broker, home_assistan
         await app.remove(mosquitto)
 
 
+async def in_review(app: Jellybit, client: JellybitClient, folder: Path, name: str,
+                    files: dict[str, int]) -> str:
+    """Send a seeded .torrent over the bus (a client's `add`); its id once it waits in review."""
+    seeded = seeded_torrent(folder, name, files)
+    added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
+    await app.engine.settle(added.data.id, State.REVIEW)
+    return added.data.id
+
+
 async def press(ha: HomeAssistant, action: str) -> None:
     """What the companion app does when a notification button is pressed."""
     async with ha.client() as rest:
@@ -149,11 +160,8 @@ async def test_a_review_is_notified_with_buttons_and_apply_reports_back(
     ha = app.ha
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-review") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.1080p",
-                                {"Some.Movie.2001.mkv": 50_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Some.Movie.2001.1080p",
+                                   {"Some.Movie.2001.mkv": 50_000})
 
         asked = await inbox.next("Jellybit: Test Movie")
         assert "No confirmed metadata match" in asked["message"]
@@ -217,10 +225,8 @@ async def test_reject_from_the_notification_and_a_poster_on_it(
     app, _ids = reviewing
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-reject") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Other.Film.1999", {"Other.Film.1999.mkv": 40_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Other.Film.1999",
+                                   {"Other.Film.1999.mkv": 40_000})
         await inbox.next("Jellybit: Test Movie")
         await press(app.ha, f"JELLYBIT_REJECT_{download}")
         await app.engine.settle(download, State.CANCELLED)
@@ -248,11 +254,8 @@ async def test_a_better_copy_is_decided_from_the_notification(
     app.engine.layouter.held = held           # the layout preview's better-copy question
     async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox, \
             JellybitClient(app.config, name="ha-upgrade") as client:
-        seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001.2160p.REMUX",
-                                {"Some.Movie.2001.2160p.REMUX.mkv": 52_000})
-        added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
-        download = added.data.id
-        await app.engine.settle(download, State.REVIEW)
+        download = await in_review(app, client, qbittorrent.data_dir, "Some.Movie.2001.2160p.REMUX",
+                                   {"Some.Movie.2001.2160p.REMUX.mkv": 52_000})
         asked = await inbox.next("Jellybit: Test Movie")
         assert f"This film or episode is {held}." in asked["message"]
         assert asked["data"]["actions"] == [
@@ -279,3 +282,74 @@ async def test_the_add_script_takes_a_long_magnet_and_a_context(
     store = app.engine.store
     download = await eventually(lambda: store.find_active_by_hashes([LONG_HASH]), what="the download")
     assert download.context == "второй сезон, the 2014 series"
+
+
+def documented_jellyfin_automation(app: Jellybit, notify: str) -> dict[str, Any]:
+    """docs/home-assistant.md's "Notify when it is in Jellyfin" automation, as a user pastes it, with
+    the device's event entity and the test's notify script in place of the phone."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "home-assistant.md").read_text(encoding="utf-8")
+    section = docs.split("### Notify when it is in Jellyfin", 1)[1]
+    automation = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
+    assert automation["triggers"][0]["entity_id"] == "event.jellybit_events"
+    assert automation["actions"][0]["action"] == "notify.mobile_app_my_phone"
+    automation["triggers"][0]["entity_id"] = app.events_entity
+    automation["actions"][0]["action"] = f"script.{notify}"
+    return {"id": f"jellybit_jellyfin_{app.tag.replace('-', '_')}", **automation}
+
+
+async def test_the_documented_jellyfin_automation_says_in_jellyfin_with_the_link_or_what_to_check(
+        make_engine: EngineFactory, mosquitto: Broker, home_assistant: HomeAssistant) -> None:
+    """Done means in Jellyfin, told by Home Assistant: the `jellyfin` events the confirmation publishes
+    reach the event entity, and the documented automation turns them into a notification."""
+    from jellybit.core.jellyfin import Confirmation, missing_note
+    from jellybit.core.states import Actor
+    from jellybit.engine.events import Event, EventKind
+
+    engine = await make_engine()
+    app = Jellybit.make(engine, mosquitto, home_assistant)
+    await app.start()
+    try:
+        app.events_entity = (await app.all_entities())["events"]["entity_id"]
+        ids = install(home_assistant, app)          # the test's notify script (and the blueprints)
+        automation = documented_jellyfin_automation(app, ids["notify"])
+        (home_assistant.config_dir / "automations.yaml").write_text(json.dumps([automation]))
+        async with home_assistant.client() as rest:
+            for domain in ("script", "automation"):
+                reply = await rest.post(f"/api/services/{domain}/reload", json={})
+                assert reply.status_code == 200, reply.text
+
+        async def loaded() -> bool:
+            async with home_assistant.client() as rest:
+                reply = await rest.get("/api/states")
+                return any(s["entity_id"].startswith("automation.") and s["state"] == "on"
+                           and s["attributes"].get("id") == automation["id"] for s in reply.json())
+
+        await eventually(loaded, what="the documented automation, on")
+        async with Notifications(mosquitto, f"{app.config.base_topic}/test/notify") as inbox:
+            for name, status in (("Heat.1995.1080p", Confirmation.FOUND), ("Ronin.1998.1080p",
+                                                                               Confirmation.MISSING)):
+                added = await engine.commands.add(source=f"magnet:?xt=urn:btih:{uuid.uuid4().hex}{'0' * 8}"
+                                                  f"&dn={name}")
+                download_id = added.download.id
+                for state in (State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE):
+                    await engine.worker.serial.change(download_id, state, reason="test", actor=Actor.WORKER)
+                assert await engine.store.jellyfin_track(download_id) is not None
+                url = f"http://jellyfin.lan:8096/web/#/details?id={download_id}" \
+                    if status is Confirmation.FOUND else None
+                note = None if url else missing_note(300, f"/srv/media/movies/{name}")
+                # What the confirmation records and publishes (engine/jellyfin_confirm.py `_record`).
+                download, changed = await engine.store.jellyfin_record(
+                    download_id, status, item_id=download_id if url else None, url=url, note=note)
+                assert changed
+                engine.bus.publish(Event(EventKind.JELLYFIN, download_id, name=download.display_name,
+                                         reason=status.value, data={"url": url, "note": note}))
+                if status is Confirmation.FOUND:
+                    found = await inbox.next("In Jellyfin: Heat.1995.1080p")
+                    assert found["message"].strip() == "Ready to watch."
+                    assert (found["data"]["url"], found["data"]["clickAction"]) == (url, url)
+                else:
+                    missing = await inbox.next("Not in Jellyfin yet: Ronin.1998.1080p")
+                    assert missing["message"].strip() == note
+                    assert "jellyfin.path_map" in missing["message"]
+    finally:
+        await app.remove(mosquitto)

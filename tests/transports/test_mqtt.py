@@ -7,7 +7,6 @@ import base64
 import json
 import uuid
 from pathlib import Path
-from typing import Any
 
 import aiomqtt
 import pytest
@@ -20,7 +19,15 @@ from jellybit.config import Config
 from jellybit.core.states import State
 from jellybit.protocol import Command, Topics
 from jellybit.transports.mqtt import EngineState, MqttBridge, build_handlers
-from tests.support.bridge import Bus, eventually_retained, mqtt_config, retained, start_bridge, stop_bridge
+from tests.support.bridge import (
+    Bus,
+    eventually_retained,
+    mqtt_config,
+    retained,
+    start_bridge,
+    stop_bridge,
+    watching_events,
+)
 from tests.support.engine import EngineFactory
 from tests.support.mosquitto import Broker
 from tests.support.qbittorrent import QbittorrentInstance, seeded_torrent
@@ -173,18 +180,8 @@ async def test_review_flow_publishes_review_and_events(
     config = mqtt_config(mosquitto, f"jb-{uuid.uuid4().hex[:10]}")
     topics = Topics(config.base_topic)
     bridge, task = await start_bridge(engine, config)
-    events: list[dict[str, Any]] = []
-    port = int(config.url.rsplit(":", 1)[1])
     try:
-        async with aiomqtt.Client("127.0.0.1", port, identifier=f"ev-{uuid.uuid4().hex[:8]}") as observer, \
-                JellybitClient(config) as client:
-            await observer.subscribe(topics.events, qos=1)
-
-            async def collect() -> None:
-                async for message in observer.messages:
-                    events.append(json.loads(message.payload))
-
-            collector = asyncio.create_task(collect())
+        async with watching_events(config) as seen, JellybitClient(config) as client:
             seeded = seeded_torrent(qbittorrent.data_dir, "Some.Movie.2001", {"Some.Movie.2001.mkv": 50_000})
             added = await client.request(Command.ADD, {"torrent": base64.b64encode(seeded.torrent).decode()})
             download_id = added.data.id
@@ -219,11 +216,8 @@ async def test_review_flow_publishes_review_and_events(
             again = await client.request(Command.APPLY, {"id": download_id})
             assert again.status == "error"
             assert await retained(config, topics.review(download_id), within=0.5) is None
-            deadline = asyncio.get_running_loop().time() + 5
-            while not {"done", "error"} <= {e["event_type"] for e in events}:
-                assert asyncio.get_running_loop().time() < deadline, events
-                await asyncio.sleep(0.05)
-            collector.cancel()
+            await seen.until(lambda events: {"done", "error"} <= {e["event_type"] for e in events})
+        events = seen.items
         kinds = [e["event_type"] for e in events if e["id"] == download_id]
         assert kinds[0] == "added"
         assert "review_requested" in kinds
@@ -291,17 +285,8 @@ async def test_jellyfins_answer_is_on_the_download_topic_and_an_event(
     lookup = JellyfinLibraries(jellyfin, paths)
     confirmer = JellyfinConfirmer(engine.store, engine.bus, lookup, jellyfin, paths)
     bridge, task = await start_bridge(engine, config)
-    events: list[dict[str, Any]] = []
-    port = int(config.url.rsplit(":", 1)[1])
     try:
-        async with aiomqtt.Client("127.0.0.1", port, identifier=f"ev-{uuid.uuid4().hex[:8]}") as observer:
-            await observer.subscribe(topics.events, qos=1)
-
-            async def collect() -> None:
-                async for message in observer.messages:
-                    events.append(json.loads(message.payload))
-
-            collector = asyncio.create_task(collect())
+        async with watching_events(config) as seen:
             added = await engine.commands.add(source=f"magnet:?xt=urn:btih:{'e' * 40}&dn=Heat.1995")
             download_id = added.download.id
             for state in (State.DOWNLOADING, State.RECOGNIZING, State.APPLYING, State.DONE):
@@ -315,11 +300,8 @@ async def test_jellyfins_answer_is_on_the_download_topic_and_an_event(
                 lambda v: v and (v.get("jellyfin") or {}).get("status") == "missing")
             assert laid["state"] == "done"
             assert "No Jellyfin library holds" in laid["jellyfin"]["note"]
-            deadline = asyncio.get_running_loop().time() + 5
-            while not any(e["event_type"] == "jellyfin" for e in events):
-                assert asyncio.get_running_loop().time() < deadline, events
-                await asyncio.sleep(0.05)
-            collector.cancel()
+            await seen.until(lambda events: any(e["event_type"] == "jellyfin" for e in events))
+        events = seen.items
         (told,) = [e for e in events if e["event_type"] == "jellyfin" and e["reason"] == "missing"]
         assert told["id"] == download_id
         assert told["message"] == laid["jellyfin"]["note"]

@@ -21,17 +21,9 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from jellybit.app import build_app
-from jellybit.config import (
-    Config,
-    MetadataConfig,
-    PathsConfig,
-    QbittorrentConfig,
-    StorageConfig,
-    TvmazeConfig,
-)
 from jellybit.protocol import Command, EventPayload, NotifyRequest, Response, parse_request
+from tests.support.app_config import loopback_config
 from tests.support.bridge import Bus, app_bridge
-from tests.support.services import free_port
 
 COMMANDS = [c.value for c in Command] + ["", "nope", "add/extra", "add/", "/add", "ädd"]
 ID = "01jfzzzzzzzzzzzzzzzzzzzzzz"
@@ -95,22 +87,13 @@ def test_a_bare_notify_payload_is_the_hash(text: str) -> None:
     assert request.hash == bare                       # what `mosquitto_pub -m %I` sends
 
 
-def _config(root: Path) -> Config:
-    return Config(
-        storage=StorageConfig(database=root / "jellybit.db"),
-        qbittorrent=QbittorrentConfig(url=f"http://127.0.0.1:{free_port()}", timeout=1.0),
-        paths=PathsConfig(downloads=root / "dl", movies=root / "movies", series=root / "series"),
-        metadata=MetadataConfig(tvmaze=TvmazeConfig(enabled=False)),
-    )
-
-
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch=st.lists(st.tuples(st.sampled_from(COMMANDS), payloads), min_size=1, max_size=8))
 def test_any_request_gets_a_well_formed_answer_and_bad_ones_change_nothing(
     batch: list[tuple[str, bytes]],
 ) -> None:
     async def scenario(root: Path) -> None:
-        app = build_app(_config(root))
+        app = build_app(loopback_config(root))
         await app.store.open()
         try:
             for name, payload in batch:
@@ -182,7 +165,7 @@ def test_any_request_with_any_properties_is_answered_under_the_prefix(
     batch: list[tuple[str, bytes, object, object]],
 ) -> None:
     async def scenario(root: Path) -> None:
-        config = _config(root)
+        config = loopback_config(root)
         config = config.model_copy(update={"mqtt": config.mqtt.model_copy(update={"base_topic": "jb-fuzz"})})
         app = build_app(config)
         await app.store.open()

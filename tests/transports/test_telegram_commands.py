@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from jellybit import __version__
+from jellybit.cli.health import service_checks
 from jellybit.core.states import State
+from jellybit.protocol import InfoPayload
+from jellybit.transports import service_health
+from tests.support.engine import EngineFactory, closed_qbittorrent
 from tests.support.fake_telegram import FakeTelegram, Sent
 from tests.support.telegram_bot import ANNA, BotFactory, to_review, walk
 
@@ -29,21 +34,43 @@ async def test_list_shows_active_downloads_review_first(make_bot: BotFactory,
     assert lines[2] == "• Queued.Thing — queued"
 
 
-async def test_status_and_help(make_bot: BotFactory, fake_telegram: FakeTelegram) -> None:
-    """/status reports qBittorrent as the worker sees it; /help and /start explain; unknown is named."""
-    bot = await make_bot()
+def healthcheck_words(url: str, reachable: bool | None, error: str | None) -> str:
+    """What `jellybit healthcheck` says of qBittorrent for the worker's `info` with this poll."""
+    info = InfoPayload(version=__version__, started_at="2026-01-01T00:00:00.000000Z",
+                       qbittorrent=service_health.qbittorrent_health(url, reachable, error))
+    (check,) = [c for c in service_checks(info) if c.name == "qbittorrent"]
+    return check.detail
+
+
+async def test_status_and_help(make_engine: EngineFactory, make_bot: BotFactory,
+                               fake_telegram: FakeTelegram) -> None:
+    """/status names qBittorrent in the words `info` gives the panel and `healthcheck` (state, detail,
+    what to do); /help and /start explain; an unknown command is named."""
+    qbt = closed_qbittorrent()
+    engine = await make_engine(qbt)
+    bot = await make_bot(engine=engine, qbittorrent_url=qbt.url)
     fake_telegram.send_text(ANNA, "/status")
-    status = (await answer_after(fake_telegram, 0)).text
-    assert status.startswith("Jellybit ")
-    assert "qBittorrent:" in status
-    assert "in review: 0" in status
+    lines = (await answer_after(fake_telegram, 0)).text.splitlines()
+    assert lines[0] == f"Jellybit {__version__}"
+    assert lines[1] == "qBittorrent: starting: not polled yet"
+    assert "in review: 0" in lines[2]
+
+    await engine.worker.poll_once()                     # nothing listens there: unreachable
+    health = engine.worker.health
+    assert health.reachable is False
+    fake_telegram.send_text(ANNA, "/status")
+    lines = (await answer_after(fake_telegram, 1)).text.splitlines()
+    assert lines[1] == f"qBittorrent: {healthcheck_words(qbt.url, False, health.error)}"
+    assert lines[1].startswith("qBittorrent: unreachable: ")
+    assert f"set qbittorrent.url (now {qbt.url})" in lines[1]
+
     fake_telegram.send_text(ANNA, "/start")
-    assert "Send a magnet link" in (await answer_after(fake_telegram, 1)).text
+    assert "Send a magnet link" in (await answer_after(fake_telegram, 2)).text
     fake_telegram.send_text(ANNA, "/frobnicate")
-    assert "do not know that command" in (await answer_after(fake_telegram, 2)).text
+    assert "do not know that command" in (await answer_after(fake_telegram, 3)).text
     fake_telegram.send_text(ANNA, "/list@some_other_bot")     # in a group, for another bot: ignored
     fake_telegram.send_text(ANNA, "/help@jellybit_test_bot")
-    assert "Send a magnet link" in (await answer_after(fake_telegram, 3)).text
+    assert "Send a magnet link" in (await answer_after(fake_telegram, 4)).text
     assert [c["command"] for c in fake_telegram.commands] == ["list", "review", "status", "undo", "help"]
     assert bot.transport.handler.bot_username == "jellybit_test_bot"
 
@@ -69,9 +96,7 @@ async def test_undo_asks_first_and_then_removes_the_links(make_bot: BotFactory,
     """/undo ID sends a confirmation; 'Keep it' changes nothing; 'Yes, undo' reverts."""
     bot = await make_bot()
     download_id = await to_review(bot.engine)
-    card = await bot.card(download_id)
-    fake_telegram.press(ANNA, card, "Apply")
-    await bot.state(download_id, State.DONE)
+    await bot.apply_by_button(download_id)
     done = await bot.card(download_id, "Done")
 
     fake_telegram.press(ANNA, done, "Undo")

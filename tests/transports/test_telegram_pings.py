@@ -169,9 +169,7 @@ async def test_jellyfins_answer_follows_the_done_ping(make_bot: BotFactory,
     """Done, then "In Jellyfin" with the item's link once the confirmation finds it (a second ping)."""
     bot = await make_bot()
     download_id = await to_review(bot.engine)
-    card = await bot.card(download_id)
-    fake_telegram.press(ANNA, card, "Apply")
-    await bot.state(download_id, State.DONE)
+    await bot.apply_by_button(download_id)
     store = bot.engine.store
     assert await store.jellyfin_track(download_id) is not None
     url = f"http://jellyfin.lan:8096/web/#/details?id={'a' * 32}"

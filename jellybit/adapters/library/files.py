@@ -89,14 +89,7 @@ def link_error(dst: Path | str, exc: OSError) -> AdapterError:
 
 def stat_source(path: Path) -> SourceStat:
     """Return a source's identity; it must be a regular file (never a symlink)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError as exc:
-        raise SourceMissing(f"source file is missing: {path}") from exc
-    except OSError as exc:
-        raise _fail("stat", path, exc) from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise SourceMissing(f"source is not a regular file: {path}")
+    st = _source(path, None)
     return SourceStat(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 

@@ -31,6 +31,7 @@ from jellybit.adapters.library.disk import (
 from jellybit.adapters.library.gc_pause import gc_paused
 from jellybit.adapters.library.reuse import PreviewMemory
 from jellybit.adapters.library.title_groups import TitleDeleteResult, TitlesMixin, is_dir
+from jellybit.adapters.library.undo import UndoMixin
 from jellybit.adapters.storage_watch import StorageWatch, library_fault, place_for
 from jellybit.config import PathsConfig
 from jellybit.core.links import (
@@ -60,7 +61,6 @@ from jellybit.logs import for_download
 log = logging.getLogger(__name__)
 
 CHUNK = 2048         # rows finished per journal transaction (one fsync per folder per chunk)
-UNDO_CHUNK = 128     # links removed per recorded undo step
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
 _KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
@@ -92,7 +92,7 @@ def _new_links(inspection: Inspection) -> list[NewLink]:
     return rows
 
 
-class LayoutEngine(TitlesMixin):
+class LayoutEngine(UndoMixin, TitlesMixin):   # UndoMixin first: its `_undo` is the real one
     """Implements the `Layouter` port over the store and the library folders."""
 
     def __init__(self, store: StorePort, paths: PathsConfig, *, chunk: int = CHUNK,
@@ -443,51 +443,6 @@ class LayoutEngine(TitlesMixin):
                 return await self._undo(download.id)
             finally:
                 self.previews.changed()
-
-    async def _undo(self, download_id: str) -> UndoResult:
-        self._check_links(await self.store.links_for_download(download_id, LIVE_STATUSES))
-        await self._recover_download(download_id)
-        removed: list[str] = []
-        refused: list[tuple[str, str]] = []
-        await self._forget_replaced(download_id)
-        for batch in await self.store.batches_for_download(download_id):
-            rows = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
-            rows = await self._swap_back(batch, rows)
-            # Recorded chunk by chunk: a crash leaves at most one chunk of removed links still
-            # recorded as live (undo is not journaled; sending it again settles them).
-            for start in range(0, len(rows), UNDO_CHUNK):
-                part = rows[start:start + UNDO_CHUNK]
-                taken = await asyncio.to_thread(journal.take_back, part, self.roots.values(), why="undone")
-                await self.store.finish_links(taken.updates)
-                removed.extend(taken.removed)
-                refused.extend(taken.refused)
-            left = await self.store.links_for_batch(batch.id, LIVE_STATUSES)
-            if batch.status is BatchStatus.COMMITTED and not left:
-                await self.store.close_batch(batch.id, BatchStatus.UNDONE)
-        complete = not await self.store.links_for_download(download_id, LIVE_STATUSES)
-        log.info("undo", **for_download(
-            download_id, removed=len(removed), refused=len(refused), complete=complete))
-        return UndoResult(removed=tuple(removed), refused=tuple(refused), complete=complete)
-
-    async def _swap_back(self, batch: ApplyBatch, rows: list[FileLink]) -> list[FileLink]:
-        """Undo the batch's better copies (the replaced files come back); the rows left to take back."""
-        olds = {k: v for k, v in (await self.store.replaced_in_batch(batch.id)).items()
-                if v.status is LinkStatus.REPLACED}
-        swapped = [r for r in rows if r.id in olds]
-        if not swapped:
-            return rows
-        for row in swapped:
-            swap = await asyncio.to_thread(replace.swap_back, row, olds[row.id], self.roots.values())
-            await self.store.finish_links(replace.undo_updates(row, olds[row.id], swap, "undone"))
-            log.info("replaced copy restored" if swap.status else "replaced copy not restored",
-                     **for_download(batch.download_id, dst=row.dst_path, reason=swap.reason or None))
-        return [r for r in rows if r.id not in olds]
-
-    async def _forget_replaced(self, download_id: str) -> None:
-        """Undoing a download whose files were replaced: those files must never come back."""
-        rows = await self.store.links_for_download(download_id, [LinkStatus.REPLACED])
-        why = "undone while replaced by a better copy"
-        await self.store.finish_links([LinkUpdate(r.id, LinkStatus.REMOVED, None, why) for r in rows])
 
     # ------------------------------------------------------------------ reconciliation
 

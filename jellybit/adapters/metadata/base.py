@@ -214,6 +214,23 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+REASON_CHARS = 120
+
+
+def provider_reason(response: httpx.Response) -> str:
+    """The provider's own words for a refusal (TVDB's `message`, TMDB's `status_message`), bounded
+    and printable; '' when the body says nothing readable."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    said = body.get("message") or body.get("status_message") if isinstance(body, dict) else None
+    if not isinstance(said, str):
+        return ""
+    text = " ".join("".join(c for c in said if c.isprintable()).split())
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1] + "…"
+
+
 class ApiClient:
     """One provider's HTTP client: base URL, proxy, timeout, User-Agent, retries, cache, errors."""
 
@@ -287,15 +304,16 @@ class ApiClient:
 
     async def post_json(
         self, path: str, body: Mapping[str, Any], *, model: type[M],
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None, login: bool = False,
     ) -> M:
-        """POST a JSON body (never cached) and parse the answer into model."""
-        response = await self.send("POST", path, json=body, headers=headers)
+        """POST a JSON body (never cached) and parse the answer into model; `login`: the body is the
+        credentials, so a 400 is theirs too (TVDB: "pin required")."""
+        response = await self.send("POST", path, json=body, headers=headers, login=login)
         return self._parse(response, model)
 
     async def send(
         self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
-        json: Any = None, headers: Mapping[str, str] | None = None,
+        json: Any = None, headers: Mapping[str, str] | None = None, login: bool = False,
     ) -> httpx.Response:
         """Send with bounded retries on 429/5xx/connection errors; return a non-error response."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
@@ -326,7 +344,7 @@ class ApiClient:
                         f"answered HTTP {status}"
                     )
                 else:
-                    return self._check(response)
+                    return self._check(response, login=login)
             if attempt == policy.attempts:
                 raise self.fail(f"{problem}, on each of {policy.attempts} attempts")
             log.info(
@@ -336,10 +354,12 @@ class ApiClient:
             await asyncio.sleep(wait)
         raise self.fail("no attempt was made")  # attempts < 1
 
-    def _check(self, response: httpx.Response) -> httpx.Response:
+    def _check(self, response: httpx.Response, *, login: bool = False) -> httpx.Response:
         status = response.status_code
-        if status in (401, 403):
-            raise MetadataAuthError(self.provider, f"rejected the credentials (HTTP {status})")
+        if status in (401, 403) or (login and status == 400):
+            said = provider_reason(response)
+            raise MetadataAuthError(self.provider, f"rejected the credentials (HTTP {status}"
+                                    + (f": {said})" if said else ")"))
         if status == 404:
             raise MetadataNotFound(self.provider, "has no such record (HTTP 404)")
         if status >= 400:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import chain, zip_longest
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
-    ApiClient,
-    MetadataAuthError,
-    RetryPolicy,
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -24,13 +21,12 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.metadata.provider import ProviderClient
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TmdbConfig
 from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
-from jellybit.errors import AdapterError
 
 PAGE_URL = "https://www.themoviedb.org"
 
@@ -151,34 +147,22 @@ def _is_read_token(key: str) -> bool:
     return key.count(".") == 2 and len(key) > 40
 
 
-class TmdbProvider:
+class TmdbProvider(ProviderClient[TmdbConfig]):
     """MetadataProvider for TMDB v3 (api_key query parameter or v4 read token as Bearer)."""
 
     name = Provider.TMDB
 
-    def __init__(
-        self, config: TmdbConfig, cache: ResponseCache | None = None, *,
-        policy: RetryPolicy | None = None, max_results: int = 10,
-    ) -> None:
+    def _credentials(self, config: TmdbConfig) -> dict[str, Any]:
+        """The key as a v4 read token (Bearer header) or a v3 `api_key` query parameter."""
         key = required_secret(config.api_key, self.name)
-        bearer = _is_read_token(key)
-        self.config = config
-        self.max_results = max_results
-        self._api = ApiClient(
-            self.name, config.base_url, timeout=config.timeout, proxy=config.proxy, cache=cache,
-            policy=policy,
-            headers={"Authorization": f"Bearer {key}"} if bearer else None,
-            secret_params=None if bearer else {"api_key": key},
-        )
-
-    async def close(self) -> None:
-        """Release the HTTP client."""
-        await self._api.close()
+        if _is_read_token(key):
+            return {"headers": {"Authorization": f"Bearer {key}"}}
+        return {"secret_params": {"api_key": key}}
 
     async def search(self, query: MetadataQuery) -> list[Candidate]:
         """Search by title, then by original title if different; movies, TV or both."""
         kinds = [media_type_of(query.media_type)] if query.media_type else [MediaType.MOVIE, MediaType.SERIES]
-        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
+        texts = self._texts(query)
         per_kind: list[list[Candidate]] = []
         for kind in kinds:
             found: list[Candidate] = []
@@ -292,8 +276,5 @@ class TmdbProvider:
 
     async def ping(self) -> ServiceStatus:
         """Check the key and reachability with `/configuration` (never cached, never raises)."""
-        try:
-            await self._api.get_json("/configuration", model=_Configuration, cached=False)
-        except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
-        return ServiceStatus(self.name, True, "reachable, key accepted")
+        probe = self._api.get_json("/configuration", model=_Configuration, cached=False)
+        return await self._status(probe, "reachable, key accepted")

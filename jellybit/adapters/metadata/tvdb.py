@@ -10,11 +10,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field
 
 from jellybit.adapters.metadata.base import (
-    ApiClient,
     M,
     MetadataAuthError,
-    RetryPolicy,
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -26,10 +23,9 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.metadata.provider import SeriesProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvdbConfig
-from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
 from jellybit.errors import AdapterError, InvalidArgument
@@ -152,34 +148,26 @@ def _page_url(slug: str | None, ident: str) -> str:
     return f"{PAGE_URL}/dereferrer/series/{ident}"
 
 
-class TvdbProvider:
+class TvdbProvider(SeriesProvider[TvdbConfig]):
     """MetadataProvider for TVDB v4 (series only: Jellyfin uses TVDB ids for shows)."""
 
     name = Provider.TVDB
 
-    def __init__(
-        self, config: TvdbConfig, cache: ResponseCache | None = None, *,
-        policy: RetryPolicy | None = None, max_results: int = 10,
-    ) -> None:
+    def _credentials(self, config: TvdbConfig) -> dict[str, Any]:
+        """No key on the client: it is exchanged for a bearer token at `/login` (see `_get`)."""
         key = required_secret(config.api_key, self.name)
         self._login_body = {"apikey": key}
         if config.pin and config.pin.get_secret_value():
             self._login_body["pin"] = config.pin.get_secret_value()
-        self.config = config
-        self.max_results = max_results
-        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
-                              cache=cache, policy=policy)
         self._token: str | None = None
         self._login_lock = asyncio.Lock()
-
-    async def close(self) -> None:
-        """Release the HTTP client."""
-        await self._api.close()
+        return {}
 
     async def _login(self, stale: str | None) -> str:
         async with self._login_lock:
             if self._token is None or self._token == stale:
-                answer = await self._api.post_json("/login", self._login_body, model=_Envelope[_Token])
+                answer = await self._api.post_json("/login", self._login_body, model=_Envelope[_Token],
+                                                   login=True)
                 if answer.data is None or not answer.data.token:
                     raise AdapterError(self.name, "login answered without a token")
                 self._token = answer.data.token
@@ -207,20 +195,6 @@ class TvdbProvider:
             path, params, model=model, headers={"Authorization": f"Bearer {token}"},
             cached=cached, lookup=False,
         )
-
-    async def search(self, query: MetadataQuery) -> list[Candidate]:
-        """Search series by title, then by original title if different; movies yield nothing."""
-        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
-            return []
-        texts = unique_texts([clean_query(query.title), clean_query(query.original_title)])
-        found: list[Candidate] = []
-        seen: set[str] = set()
-        for text in texts:
-            for candidate in await self._search(text, query.year):
-                if candidate.provider_id not in seen:
-                    seen.add(candidate.provider_id)
-                    found.append(candidate)
-        return found
 
     async def _search(self, text: str, year: int | None) -> list[Candidate]:
         params: dict[str, Any] = {"query": text, "type": "series", "limit": self.max_results}
@@ -255,18 +229,9 @@ class TvdbProvider:
             "network": provider_text(item.network, 100),
             "first_year": year,
         }
-        return Candidate(
-            provider=self.name,
-            provider_id=ident,
-            media_type=MediaType.SERIES,
-            title=title,
-            year=year,
-            original_title=name if name and name != title else None,
-            url=_page_url(item.slug, ident),
-            poster_url=_image(item.image_url) or _image(item.thumbnail),
-            overview=provider_text(overviews.get("eng") or item.overview, 2000),
-            details={k: v for k, v in details.items() if v is not None},
-        )
+        poster = _image(item.image_url) or _image(item.thumbnail)
+        return self._series(ident, (title, name), year, item.slug, poster,
+                            overviews.get("eng") or item.overview, details)
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """One series: aliases and translations, ids, country, network, years, aired-order seasons."""
@@ -303,6 +268,15 @@ class TvdbProvider:
             "episode_count": sum(regular.values()) or None,
             "seasons": {str(n): counts[n] for n in sorted(counts)},
         }
+        return self._series(ident, (title, name), year, series.slug, _image(series.image),
+                            series.overview, details)
+
+    def _series(
+        self, ident: str, names: tuple[str, str | None], year: int | None, slug: str | None,
+        poster: str | None, overview: str | None, details: dict[str, Any],
+    ) -> Candidate:
+        """A series as a Candidate: the original name only where it differs, no empty details."""
+        title, name = names
         return Candidate(
             provider=self.name,
             provider_id=ident,
@@ -310,9 +284,9 @@ class TvdbProvider:
             title=title,
             year=year,
             original_title=name if name and name != title else None,
-            url=_page_url(series.slug, ident),
-            poster_url=_image(series.image),
-            overview=provider_text(series.overview, 2000),
+            url=_page_url(slug, ident),
+            poster_url=poster,
+            overview=provider_text(overview, 2000),
             details={k: v for k, v in details.items() if v is not None},
         )
 
@@ -340,8 +314,5 @@ class TvdbProvider:
 
     async def ping(self) -> ServiceStatus:
         """Log in if needed and read a tiny list (`/series/statuses`); never raises."""
-        try:
-            await self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
-        except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
-        return ServiceStatus(self.name, True, "reachable, key accepted")
+        probe = self._get("/series/statuses", None, _Envelope[list[dict[str, Any]]], cached=False)
+        return await self._status(probe, "reachable, key accepted")

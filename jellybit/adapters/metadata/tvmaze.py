@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -10,11 +11,7 @@ from dataclasses import replace
 from pydantic import BaseModel, Field, RootModel
 
 from jellybit.adapters.metadata.base import (
-    ApiClient,
-    MetadataAuthError,
     MetadataNotFound,
-    RetryPolicy,
-    clean_query,
     country_codes,
     country_details,
     language_code,
@@ -25,13 +22,12 @@ from jellybit.adapters.metadata.base import (
     unique_texts,
     year_of,
 )
-from jellybit.adapters.metadata.cache import ResponseCache
+from jellybit.adapters.metadata.provider import SeriesProvider
 from jellybit.adapters.status import ServiceStatus
 from jellybit.config import TvmazeConfig
-from jellybit.core.ports import MetadataQuery
 from jellybit.core.providers import Provider
 from jellybit.core.records import Candidate, MediaType
-from jellybit.errors import AdapterError, InvalidArgument
+from jellybit.errors import InvalidArgument
 
 PAGE_URL = "https://www.tvmaze.com"
 CREW_TYPES = ("Creator", "Developer", "Director", "Executive Producer", "Writer")
@@ -127,37 +123,15 @@ def _plain(html: str | None) -> str | None:
     return provider_text(re.sub(r"<[^>]*>", " ", html or ""), 2000)
 
 
-class TvmazeProvider:
+class TvmazeProvider(SeriesProvider[TvmazeConfig]):
     """MetadataProvider for TVMaze (shows only; no year or type filter in its search)."""
 
     name = Provider.TVMAZE
 
-    def __init__(
-        self, config: TvmazeConfig, cache: ResponseCache | None = None, *,
-        policy: RetryPolicy | None = None, max_results: int = 10,
-    ) -> None:
-        self.config = config
-        self.max_results = max_results
-        self._api = ApiClient(self.name, config.base_url, timeout=config.timeout, proxy=config.proxy,
-                              cache=cache, policy=policy)
-
-    async def close(self) -> None:
-        """Release the HTTP client."""
-        await self._api.close()
-
-    async def search(self, query: MetadataQuery) -> list[Candidate]:
-        """Search shows by title, then by original title if different; movies yield nothing."""
-        if query.media_type is not None and media_type_of(query.media_type) is MediaType.MOVIE:
-            return []
-        found: list[Candidate] = []
-        seen: set[str] = set()
-        for text in unique_texts([clean_query(query.title), clean_query(query.original_title)]):
-            hits = await self._api.get_json("/search/shows", {"q": text}, model=_Hits)
-            for hit in hits.root[: self.max_results]:
-                if str(hit.show.id) not in seen:
-                    seen.add(str(hit.show.id))
-                    found.append(self._candidate(hit.show))
-        return found
+    async def _search(self, text: str, year: int | None) -> list[Candidate]:
+        # TVMaze's search has no year filter: the year only ranks the candidates later.
+        hits = await self._api.get_json("/search/shows", {"q": text}, model=_Hits)
+        return [self._candidate(hit.show) for hit in hits.root[: self.max_results]]
 
     async def details(self, media_type: str, provider_id: str) -> Candidate:
         """One show: AKAs, ids, country, network, years, seasons -> episode counts."""
@@ -234,10 +208,8 @@ class TvmazeProvider:
 
     async def ping(self) -> ServiceStatus:
         """Read one show (never cached); never raises."""
-        try:
+        return await self._status(self._any_show(), "reachable")
+
+    async def _any_show(self) -> None:
+        with contextlib.suppress(MetadataNotFound):          # it answered: reachable
             await self._api.get_json("/shows/1", model=_Show, cached=False)
-        except MetadataNotFound:
-            pass                                 # it answered: reachable
-        except AdapterError as exc:
-            return ServiceStatus(self.name, False, exc.message, refused=isinstance(exc, MetadataAuthError))
-        return ServiceStatus(self.name, True, "reachable")

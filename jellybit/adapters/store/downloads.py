@@ -109,6 +109,12 @@ class DownloadsMixin(StoreBase):
                 added.append(h.value)
         return tuple(added)
 
+    async def _existing(self, conn: aiosqlite.Connection, download_id: str) -> Download:
+        download = await self._load(conn, download_id)
+        if download is None:
+            raise NotFound(f"unknown download id {download_id!r}")
+        return download
+
     async def _load(self, conn: aiosqlite.Connection, download_id: str) -> Download | None:
         async with conn.execute("SELECT * FROM download WHERE id = ?", (download_id,)) as cur:
             row = await cur.fetchone()
@@ -195,8 +201,7 @@ class DownloadsMixin(StoreBase):
         """Add hashes to a download unless another active download owns one (guarded)."""
         hashes = tuple(hashes)
         async with self.write() as conn:
-            if await self._load(conn, download_id) is None:
-                raise NotFound(f"unknown download id {download_id!r}")
+            await self._existing(conn, download_id)
             owner = await self._active_owner(conn, (h.value for h in hashes), exclude=download_id)
             if owner is not None:
                 raise Conflict(f"infohash already belongs to active download {owner}")
@@ -213,9 +218,7 @@ class DownloadsMixin(StoreBase):
     ) -> tuple[Download, Transition]:
         """Move a download to `target` with its history row; refuses settled -> active."""
         async with self.write() as conn:
-            current = await self._load(conn, download_id)
-            if current is None:
-                raise NotFound(f"unknown download id {download_id!r}")
+            current = await self._existing(conn, download_id)
             if is_reactivation(current.state, target):
                 raise InvalidState(
                     f"{current.state} -> {target} must go through activate_if_no_other_active"
@@ -230,9 +233,7 @@ class DownloadsMixin(StoreBase):
     ) -> tuple[Download, Transition]:
         """Settled -> active (retry, relink), refused if another active download owns a hash."""
         async with self.write() as conn:
-            current = await self._load(conn, download_id)
-            if current is None:
-                raise NotFound(f"unknown download id {download_id!r}")
+            current = await self._existing(conn, download_id)
             owner = await self._active_owner(conn, current.hashes(), exclude=download_id)
             if owner is not None:
                 raise Conflict(
@@ -280,9 +281,7 @@ class DownloadsMixin(StoreBase):
         if bad:
             raise ValueError(f"not updatable: {sorted(bad)}")
         async with self.write() as conn:
-            current = await self._load(conn, download_id)
-            if current is None:
-                raise NotFound(f"unknown download id {download_id!r}")
+            current = await self._existing(conn, download_id)
             changed = {k: v for k, v in fields.items() if getattr(current, k) != v}
             if not changed:
                 return current
@@ -297,10 +296,7 @@ class DownloadsMixin(StoreBase):
 
     async def get_download(self, download_id: str) -> Download:
         """Return one download or raise NotFound."""
-        download = await self._load(self.conn, download_id)
-        if download is None:
-            raise NotFound(f"unknown download id {download_id!r}")
-        return download
+        return await self._existing(self.conn, download_id)
 
     async def find_download(self, download_id: str) -> Download | None:
         """Return one download or None."""

@@ -12,7 +12,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jellybit.core.release_fixes import fansub, numbers, pairs, paths, stray, titles, words, world
+from jellybit.core.release_fixes import (
+    doubts,
+    fansub,
+    numbers,
+    pairs,
+    parts,
+    paths,
+    stray,
+    titles,
+    words,
+    world,
+)
 from jellybit.core.release_fixes.common import Guess, Reading, base_name, reading_of
 
 __all__ = ["CORRECTIONS", "Correction", "Guess", "Reading", "apply_all", "base_name", "reading_of"]
@@ -82,6 +93,7 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     stray.fix_part_count,
     numbers.fix_absolute_beside,
     numbers.fix_seasonless_episode,
+    parts.fix_series_part,
     fansub.fix_title_number,
     world.fix_cjk_fansub,
     world.fix_cjk_numbers,
@@ -96,8 +108,10 @@ CORRECTIONS: tuple[Correction, ...] = _named(
     world.fix_cap_absolute,
     world.fix_work_words,
     world.fix_title_marks,
+    titles.fix_script_titles,
     titles.fix_title_words,
     paths.fix_file_episodes,
+    doubts.fix_ambiguous_numbers,
 )
 
 

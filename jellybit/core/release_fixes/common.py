@@ -60,13 +60,14 @@ _EPISODE_BEFORE = (r"(?<![a-z])(?:e|ep|eps|episode|episodio|épisode|folge|part|
                    r"серия|серии|seriya|serija|serya)[ ._#-]*")
 _EPISODE_AFTER = r"[ ._-]*(?:сер\b|серия|серии|seriya|serija|serya|(?:of|iz)[ ._-]?\d)"
 _ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
+_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def episode_marked(base: str, number: int) -> bool:
     digits = rf"(?<!\d)0*{number}(?!\d)"
     pattern = rf"{_EPISODE_BEFORE}{digits}|{digits}{_EPISODE_AFTER}"
     if 1 <= number <= len(_ROMAN):
-        pattern += rf"|(?<![a-z])part[ ._-]*{_ROMAN[number - 1]}(?![a-z])"
+        pattern += rf"|(?<![a-z])part[ ._-]*(?:{_ROMAN[number - 1]}|{_WORDS[number - 1]})(?![a-z])"
     return bool(re.search(f"(?i){pattern}", base))
 
 
@@ -123,5 +124,6 @@ def reading_of(text: str, raw: dict[str, Any]) -> dict[str, Any]:
         "languages": [c for c in map(_language_code, _listify(raw.get("language"))) if c],
         "subtitle_languages": [c for c in map(_language_code, _listify(raw.get("subtitle_language"))) if c],
         "corrections": [],
+        "ambiguous_episodes": [],
         "country": getattr(raw.get("country"), "alpha2", None),
     }

@@ -239,32 +239,40 @@ def fix_glued_numbering(r: Reading, guess: Guess) -> None:
 
 
 
-_ABSOLUTE_AFTER = re.compile(r"(?i)^[ ._-]+(\d{2,4})(?:-(\d{2,4}))?"
+_ABSOLUTE_AFTER = re.compile(r"(?i)^[ ._-]*\((\d{2,4})(?:-(\d{2,4}))?\)|^[ ._-]+(\d{2,4})(?:-(\d{2,4}))?"
                              r"(?=$|-\w+$|[ ._]*[\[(]|[ ._]+(?:\d{3,4}[pi]|"
                              r"hdtv|web|bluray|bdrip|dvdrip|x26[45]|h\.?26[45]|xvid|vostfr)\b)")
 # before the marker only a range: a single number there ends many titles (`The.100.S01E13`)
 _ABSOLUTE_BEFORE = re.compile(r"(?:^|(?<=[ ._]))(\d{2,4})-(\d{2,4})[ ._-]+$")
 
 
+# `[Grp] Show S2 - 05 (17)`: a fansub's season and episode, the absolute number after them
+_FANSUB_SEASON_EPISODE = re.compile(r"(?i)(?<![a-z])s\d{1,2}\s+-\s+\d{1,4}(?:v\d)?(?=\s*\()")
+
+
 def fix_absolute_beside(r: Reading, guess: Guess) -> None:
-    """`Bleach.s16e03-04.313-314`, `Show 313-315 s16e03-05`: the absolute numbers beside S/E."""
+    """`Bleach.s16e03-04.313-314`, `Show 313-315 s16e03-05`, `[Grp] Show S2 - 05 (17)`: the absolute numbers
+    beside S/E."""
     if not (r["seasons"] and r["episodes"]) or r["absolute_episodes"]:
         return
     base = base_name(r["text"])
-    marker = BESIDE.search(base)
+    marker = BESIDE.search(base) or _FANSUB_SEASON_EPISODE.search(base)
     if not marker:
         return
     match = _ABSOLUTE_AFTER.search(base[marker.end():]) or _ABSOLUTE_BEFORE.search(base[:marker.start()])
     if not match:
         return
-    low = int(match.group(1))
-    high = int(match.group(2) or low)
-    if 1900 <= low <= 2099 or low <= max(r["episodes"]) or not 0 <= high - low <= 2000:
+    groups = match.groups()
+    first, last = groups[:2] if groups[0] else groups[2:4]
+    low = int(first)
+    high = int(last or low)
+    # an absolute number is never below the season's episode (`S01E05.05` is both: reported both)
+    if 1900 <= low <= 2099 or low < max(r["episodes"]) or not 0 <= high - low <= 2000:
         return
     r["absolute_episodes"] = list(range(low, high + 1))
     if r["title"] and re.search(rf"(?<!\d){low}(?:-{high})?$", r["title"]):
         r["title"] = re.sub(rf"\W*(?<!\d){low}(?:-{high})?$", "", r["title"]) or r["title"]
-    if r["episode_title"] and r["episode_title"].startswith(match.group(1)):
+    if r["episode_title"] and r["episode_title"].startswith(first):
         r["episode_title"] = None
     note(r, "absolute_beside")
 

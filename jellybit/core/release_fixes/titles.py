@@ -213,3 +213,31 @@ def fix_decimal_title(r: Reading, guess: Guess) -> None:
         if not (r["episodes"] or r["seasons"] or r["absolute_episodes"]):
             r["type"] = "movie"
     note(r, "decimal_title")
+
+
+# `进击的巨人／Attack on Titan`, `传颂之物/Utawarerumono/うたわれるもの` (a release name's slash, `∕` here),
+# `Пацаны | The Boys`: names joined into one title
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_TITLE_JOIN = re.compile(r"\s*[\u2215／|｜]\s*|\s+_\s+|"
+                         rf"(?<=[{_CJK}])_(?=[A-Za-z])|(?<=[A-Za-z])_(?=[{_CJK}])")
+_SPACED_JOIN = re.compile(r"\s+[\u2215／|｜_]\s+")    # `Fate／Zero ／ フェイト／ゼロ`: two names, not four
+
+
+def fix_script_titles(r: Reading, guess: Guess) -> None:
+    """`[组名][进击的巨人／Attack on Titan][07]`, `[xyx98]传颂之物/Utawarerumono/うたわれるもの[BDrip]`: names
+    in several scripts read as one title → the Latin one leads, the others are alternatives; names of one
+    script (`Fate／Zero`, `Fate/stay night`, `Ranma 1/2`, `22/7`) are one title and stay whole."""
+    title = r["title"]
+    if not title or not _TITLE_JOIN.search(title):
+        return
+    parts = _SPACED_JOIN.split(title)
+    parts = [p.strip(" -_·") for p in (parts if len(parts) > 1 else _TITLE_JOIN.split(title))]
+    parts = [p for p in parts if p]
+    latin = [p for p in parts if is_latin(p)]
+    others = [p for p in parts if p not in latin]
+    # `Ranma 1/2`: a part without letters is no name of its own
+    if len(parts) < 2 or not latin or not others or not all(re.search(r"[^\W\d_]", p) for p in others):
+        return
+    r.update(title=latin[0], alternative_titles=list(dict.fromkeys(
+        [*latin[1:], *others, *(a for a in r["alternative_titles"] if a != title)])))
+    note(r, "script_titles")

@@ -305,13 +305,13 @@ def fix_tracker_tail(r: Reading, guess: Guess) -> None:
 
 
 # `Show 1x01-x03`, `Title 1-24 (Dual Audio)`
-_X_RANGE = re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{1,3})-x(\d{1,3})(?!\d)")
-_BATCH_SPAN = re.compile(r"(?i)^(?P<title>[^\d\[\]()]+?)[ ._]+(\d{1,3})-(\d{1,3})[ ._]*"
-                         r"\((?:dual audio|batch|complete)")
+_X_RANGE = re.compile(r"(?i)(?<!\d)(\d{1,2})x(\d{1,3})-(?:0*\1)?x(\d{1,3})(?!\d)")
+_BATCH_SPAN = re.compile(r"(?i)^(?:\s*[\[【][^\]】]*[\]】])?\s*(?P<title>[^\d\[\]()【】]+?)[ ._-]+"
+                         r"(\d{1,3})-(\d{1,3})[ ._]*[(\[](?:dual[ ._-]?audio|batch|complete)")
 
 
 def fix_x_range(r: Reading, guess: Guess) -> None:
-    """`Show 1x01-x03` read as episode 1 → episodes 1 to 3."""
+    """`Show 1x01-x03` read as episode 1, `Show 1x01-1x03` as episodes 1 and 3 → episodes 1 to 3."""
     x_range = _X_RANGE.search(base_name(r["text"]))
     if x_range:
         low, high = int(x_range.group(2)), int(x_range.group(3))
@@ -321,13 +321,15 @@ def fix_x_range(r: Reading, guess: Guess) -> None:
 
 
 def fix_batch_span(r: Reading, guess: Guess) -> None:
-    """`Title 1-24 (Dual Audio)` read as title `Title 1`, absolute 24 → a batch of absolute 1 to 24."""
+    """`Title 1-24 (Dual Audio)`, `[Grp] Title 1-24 [Dual-Audio]` read as title `Title 1`, absolute 24 (or as
+    episodes, no batch) → a batch of absolute 1 to 24."""
     batch = _BATCH_SPAN.match(base_name(r["text"]))
     if batch:
         low, high = int(batch.group(2)), int(batch.group(3))
         if 0 < low < high <= 2000:
-            r.update(title=batch.group("title").replace(".", " ").strip(), episodes=[],
-                     absolute_episodes=list(range(low, high + 1)), type="episode", batch=True)
+            r.update(title=batch.group("title").replace(".", " ").strip(" -"), episodes=[],
+                     absolute_episodes=list(range(low, high + 1)), type="episode", batch=True,
+                     alternative_titles=[a for a in r["alternative_titles"] if not a.strip().isdigit()])
             note(r, "batch_span")
 
 
@@ -401,3 +403,4 @@ def fix_title_marks(r: Reading, guess: Guess) -> None:
     elif (version := _VERSION_AFTER.match(base)) and version["title"].replace(".", " ").strip() == title:
         r["title"] = f"{title} {version.group('version')}"
         note(r, "title_marks")
+

@@ -1,8 +1,8 @@
-"""The MQTT transport: retained state, the event stream, and request/response over aiomqtt 2.x.
+"""The MQTT bridge: retained state, the event stream, and request/response over aiomqtt 2.x.
 
 Thin by design: a request becomes a call on the command handlers, the result becomes a response.
 Requests wait in a bounded, fair queue (`request_queue.py`) and are answered only under the
-response prefix (`mqtt_requests.py`); a retained request is refused and cleared. The state it
+response prefix (`requests.py`); a retained request is refused and cleared. The state it
 publishes comes from a `StateSource`; it publishes on change only and re-publishes everything
 after every reconnect, in case the broker lost retained messages. A lost broker is tried again
 soon, then less often as the outage goes on (`core/backoff.py`'s `ReconnectPacer`).

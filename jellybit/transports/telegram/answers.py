@@ -6,8 +6,8 @@ import html
 import re
 from collections.abc import Sequence
 
-from jellybit.engine.results import Status
-from jellybit.protocol import AddResult, DownloadPayload, ListPage, State, SummaryPayload
+from jellybit.present import service_line
+from jellybit.protocol import AddResult, DownloadPayload, ListPage, State, SummaryPayload, SystemStatus
 from jellybit.transports.telegram.render import TEXT_LIMIT, esc, fit, panel_url, state_words, title_of
 
 LIST_LIMIT = 20
@@ -55,18 +55,11 @@ def list_text(page: ListPage) -> str:
     return fit([f"<b>Active: {page.total}</b>"], lines, TEXT_LIMIT)
 
 
-def status_text(status: Status, summary: SummaryPayload) -> str:
-    """`/status`: qBittorrent and the counts."""
-    qbt = status.qbittorrent
-    if qbt.reachable is None:
-        reach = "not polled yet"
-    elif qbt.reachable:
-        reach = f"reachable ({esc(qbt.version or 'version unknown', 40)}, {qbt.torrents} torrents)"
-    else:
-        reach = f"unreachable: {esc(qbt.error or 'no answer', 200)}"
+def status_text(version: str, qbittorrent: SystemStatus, summary: SummaryPayload) -> str:
+    """`/status`: qBittorrent as `info` names it (every face's words) and the counts."""
     return "\n".join([
-        f"<b>Jellybit {esc(status.version, 40)}</b>",
-        f"qBittorrent: {reach}",
+        f"<b>Jellybit {esc(version, 40)}</b>",
+        f"qBittorrent: {esc(service_line(qbittorrent), 600)}",
         f"Active: {summary.active} · downloading: {summary.downloading} · in review: {summary.in_review} "
         f"({summary.review_queue} not deferred) · failed: {summary.failed}",
     ])

@@ -33,8 +33,9 @@ class ChatCommands:
     """Runs one slash command for an allowed user."""
 
     def __init__(self, commands: Commands, pinger: Pinger, say: Say,
-                 ask_undo: Callable[[int, str], Awaitable[None]]) -> None:
+                 ask_undo: Callable[[int, str], Awaitable[None]], *, qbittorrent_url: str = "") -> None:
         self.commands = commands
+        self.qbittorrent_url = qbittorrent_url
         self.pinger = pinger
         self.say = say
         self.ask_undo = ask_undo
@@ -79,8 +80,8 @@ class ChatCommands:
 
     async def status(self, chat: int, args: str, update_id: int) -> None:
         """/status: qBittorrent as the worker sees it and the counts."""
-        summary = await models.summary(self.commands)
-        await self.say(chat, answers.status_text(await self.commands.status(), summary))
+        version, qbittorrent = await models.status(self.commands, self.qbittorrent_url)
+        await self.say(chat, answers.status_text(version, qbittorrent, await models.summary(self.commands)))
 
     async def undo(self, chat: int, args: str, update_id: int) -> None:
         """/undo ID asks for confirmation; /undo alone offers the latest laid-out downloads."""

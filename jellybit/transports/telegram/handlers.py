@@ -47,6 +47,7 @@ class Settings:
     margin: float
     defer_hours: float
     max_torrent_bytes: int
+    qbittorrent_url: str = ""          # named by /status
 
 
 def who(user: User | None) -> dict[str, Any]:
@@ -68,7 +69,8 @@ class UpdateHandler:
         self.gate = gate
         self.settings = settings
         self.redact = redact
-        self.chat = ChatCommands(commands, pinger, self.say, self.ask_undo)
+        self.chat = ChatCommands(commands, pinger, self.say, self.ask_undo,
+                                 qbittorrent_url=settings.qbittorrent_url)
         self.bot_username: str | None = None
 
     async def say(self, chat_id: int, text: str, *, reply_to: int | None = None,

@@ -6,9 +6,17 @@ from collections.abc import Iterable
 
 from jellybit.core.models import Download
 from jellybit.engine.commands import Commands
-from jellybit.engine.results import AddResult as AddOutcome
-from jellybit.protocol import AddResult, DownloadDetail, DownloadPayload, ListPage, State, SummaryPayload
-from jellybit.transports import payloads
+from jellybit.engine.results import AddOutcome
+from jellybit.protocol import (
+    AddResult,
+    DownloadDetail,
+    DownloadPayload,
+    ListPage,
+    State,
+    SummaryPayload,
+    SystemStatus,
+)
+from jellybit.transports import payloads, service_health
 
 
 async def detail(commands: Commands, download_id: str) -> DownloadDetail:
@@ -31,6 +39,14 @@ async def added(commands: Commands, outcome: AddOutcome) -> AddResult:
 async def summary(commands: Commands) -> SummaryPayload:
     """The counts of the retained `summary` topic."""
     return payloads.summary_payload(await commands.summary(), None)
+
+
+async def status(commands: Commands, qbittorrent_url: str) -> tuple[str, SystemStatus]:
+    """Jellybit's version and qBittorrent as `info.qbittorrent` carries it (the worker's last poll)."""
+    found = await commands.status()
+    qbt = found.qbittorrent
+    return found.version, service_health.qbittorrent_health(qbittorrent_url, qbt.reachable, qbt.error,
+                                                            qbt.version, qbt.early_layout)
 
 
 async def download(commands: Commands, record: Download) -> DownloadPayload:

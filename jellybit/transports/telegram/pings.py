@@ -8,7 +8,10 @@ reschedule with backoff (429: exactly `retry_after`, and the whole sender pauses
 ping is lost to an outage; a restart re-checks the transitions since the event cursor.
 While the database refuses writes (a `StorageFault`: full, read-only, locked), new pings wait in
 memory (at most `HELD_MAX`) and are queued, in order, once a write gets through; the cursor stays
-before them, and pings beyond the bound are found again by a catch-up from that cursor.
+before them, and pings beyond the bound are found again by a catch-up from that cursor. A ping that
+went out but could not be marked sent is remembered with its message and recorded once a write
+gets through, and not sent again meanwhile: within one process a ping goes once. (A restart
+during the fault forgets it, and the still pending ping goes again: at least once, never lost.)
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ FORBIDDEN_BACKOFF = 3600.0            # the user blocked the bot or never presse
 IDLE_WAKE = 60.0
 ASKED = "asked:"                      # key prefix of review cards a user asked for (/review)
 HELD_MAX = 256                        # pings kept in memory while the database refuses writes
-HELD_RETRY = 2.0                      # seconds between tries to queue them
+HELD_RETRY = 2.0                      # seconds between tries to queue them (or record sent ones)
 
 
 class PingStore(Protocol):
@@ -112,6 +115,8 @@ class Pinger:
         # (download, chat, kind, dedupe key, due) of pings the database refused, oldest first
         self._held: deque[tuple[str, int, str, str, str | None]] = deque()
         self._owed = False                # pings were dropped from memory: a catch-up finds them
+        # ping id -> (ping, message id, has photo): sent, but the database refused to record it
+        self._unrecorded: dict[str, tuple[TelegramPing, int, bool]] = {}
 
     # ------------------------------------------------------------ queueing
 
@@ -230,6 +235,25 @@ class Pinger:
         """Look at the queue now (something was queued)."""
         self._wake.set()
 
+    @property
+    def unrecorded(self) -> int:
+        """How many sent pings wait in memory for the database to record them."""
+        return len(self._unrecorded)
+
+    async def record_unrecorded(self) -> int:
+        """Record the pings sent during a database fault, oldest first; stops at the first refusal."""
+        recorded = 0
+        for ping_id, (ping, message_id, photo) in list(self._unrecorded.items()):
+            try:
+                await self._record(ping, message_id, photo)
+            except StorageFault:
+                return recorded
+            del self._unrecorded[ping_id]
+            recorded += 1
+        if recorded:
+            log.info("sent telegram pings recorded after the database fault", extra={"pings": recorded})
+        return recorded
+
     async def send_due(self) -> int:
         """Send every ping that is due (stops early while Telegram asks us to wait); returns how many went."""
         sent = 0
@@ -237,6 +261,8 @@ class Pinger:
         for ping in await self.store.telegram_due_pings(clock.now()):
             if loop.time() < self._paused_until:
                 break
+            if ping.id in self._unrecorded:
+                continue                  # it went out; only its record waits for the database
             sent += await self.deliver(ping)
         return sent
 
@@ -248,6 +274,8 @@ class Pinger:
             try:
                 if self._held:
                     await self.flush_held()
+                if self._unrecorded:
+                    await self.record_unrecorded()
                 await self.send_due()
                 due = await self.store.telegram_next_due()
             except StorageFault:
@@ -255,8 +283,8 @@ class Pinger:
             except Exception:
                 log.exception("telegram ping sender failed; retrying")
                 due = None
-            wait = HELD_RETRY if self._held else IDLE_WAKE
-            if due is not None:
+            wait = HELD_RETRY if self._held or self._unrecorded else IDLE_WAKE
+            if due is not None and not self._unrecorded:      # an unrecorded ping is due, not owed
                 wait = min(wait, max(0.0, (clock.parse_time(due) - clock.utcnow()).total_seconds()))
             wait = max(wait, self._paused_until - loop.time(), 0.05)
             try:
@@ -308,8 +336,20 @@ class Pinger:
             self.health.failed(exc)
             return 0
         self.health.ok()
-        await self.store.telegram_mark_sent(ping.id, message.message_id, has_photo=photo)
-        if ping.kind == State.REVIEW.value and not asked:
-            await self.store.telegram_supersede(ping.download_id, ping.chat_id, ping.kind, keep=ping.id)
         log.info("telegram ping sent", **for_download(ping.download_id, chat_id=ping.chat_id, kind=ping.kind))
+        try:
+            await self._record(ping, message.message_id, photo)
+        except StorageFault as fault:
+            # Sent, not recorded: still pending in the database, so remember it here rather than
+            # send it again on the next round (or after the fault).
+            if not self._unrecorded:
+                log.warning("sent telegram pings wait in memory to be recorded until the database takes "
+                            "writes again: %s", fault.message, extra={"code": fault.code})
+            self._unrecorded[ping.id] = (ping, message.message_id, photo)
         return 1
+
+    async def _record(self, ping: TelegramPing, message_id: int, photo: bool) -> None:
+        """Mark a ping sent as this message; a review card supersedes the older ones of its chat."""
+        await self.store.telegram_mark_sent(ping.id, message_id, has_photo=photo)
+        if ping.kind == State.REVIEW.value and not ping.dedupe_key.startswith(f"{ping.kind}@{ASKED}"):
+            await self.store.telegram_supersede(ping.download_id, ping.chat_id, ping.kind, keep=ping.id)

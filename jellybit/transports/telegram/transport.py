@@ -25,6 +25,7 @@ from jellybit.config import Config, TelegramConfig
 from jellybit.engine.commands import Commands
 from jellybit.engine.events import EventBus
 from jellybit.errors import StorageFault
+from jellybit.transports.base import Supervise
 from jellybit.transports.telegram.access import Gate
 from jellybit.transports.telegram.commands import MENU
 from jellybit.transports.telegram.handlers import Settings, UpdateHandler
@@ -68,11 +69,16 @@ def build_bot(config: TelegramConfig, token: str) -> Bot:
 
 
 class TelegramTransport:
-    """The bot: receives updates, hands them to the handler, runs the pinger; stops with the worker."""
+    """The bot: receives updates, hands them to the handler, runs the pinger; stops with the worker.
+
+    A `Transport`: `start` hands `run` to the supervisor as `telegram`; cancelling it is the whole stop.
+    """
+
+    name = "telegram"
 
     def __init__(self, config: TelegramConfig, commands: Commands, bus: EventBus, store: TelegramStore, *,
                  panel_url: str, margin: float, max_torrent_bytes: int,
-                 max_backoff: float = MAX_BACKOFF) -> None:
+                 max_backoff: float = MAX_BACKOFF, qbittorrent_url: str = "") -> None:
         if config.token is None:
             raise ValueError("the Telegram transport needs a bot token")
         token = config.token.get_secret_value().strip()
@@ -88,7 +94,8 @@ class TelegramTransport:
                              margin=margin, redact=self.redact)
         self.gate = Gate(config.allowed_user_ids, config.rate_limit_per_minute)
         self.handler = UpdateHandler(self.bot, commands, self.pinger, self.gate,
-                                     Settings(panel_url, margin, config.defer_hours, max_torrent_bytes),
+                                     Settings(panel_url, margin, config.defer_hours, max_torrent_bytes,
+                                              qbittorrent_url),
                                      self.redact)
         self.health = Health("polling" if not config.webhook_url else "webhook setup", self.redact)
         self.webhook: WebhookReceiver | None = None
@@ -101,9 +108,17 @@ class TelegramTransport:
     def from_config(cls, config: Config, commands: Commands, bus: EventBus, store: Any) -> TelegramTransport:
         """The transport for a configured worker."""
         return cls(config.telegram, commands, bus, store, panel_url=config.panel.base_url,
-                   margin=config.recognition.min_margin, max_torrent_bytes=config.worker.max_torrent_bytes)
+                   margin=config.recognition.min_margin, max_torrent_bytes=config.worker.max_torrent_bytes,
+                   qbittorrent_url=config.qbittorrent.url)
 
     # ------------------------------------------------------------ lifecycle
+
+    def start(self, supervise: Supervise) -> None:
+        """Supervise the bot's one loop under the transport's name."""
+        supervise(self.name, self.run)
+
+    async def stop(self) -> None:
+        """Nothing to say goodbye with: the loop's own cleanup runs when it is cancelled."""
 
     async def run(self) -> None:
         """Receive, ping and tidy up until cancelled; Telegram being down never ends this."""
