@@ -1,6 +1,7 @@
 """The worker's trusted rows and the protocol's models agree: what `download_row` and `list_row` send,
 the models read back unchanged, so a list page needs no model per row on the worker and one validation on
-the client (that `list_row` equals `download_row` is checked over a real store in test_store_views.py)."""
+the client (that `list_row` equals `download_row` is checked over a real store in
+tests/adapters/store/test_views.py)."""
 
 from __future__ import annotations
 

@@ -270,7 +270,7 @@ def response_json(response: Response[Any]) -> bytes:
 
     Handlers return JSON-ready data (`payloads.py`), so serializing it through the envelope's untyped
     `data` only made pydantic infer every value's type again: a `list` page's 33 KB took 0.12 ms, orjson
-    0.03 ms. The bytes are the same (tests/transports/test_mqtt_requests.py); data orjson refuses (a
+    0.03 ms. The bytes are the same (tests/transports/mqtt/test_requests.py); data orjson refuses (a
     model, an integer over 64 bits) goes through pydantic as before.
     """
     if response.status == "ok" and response.error is None:

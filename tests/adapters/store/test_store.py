@@ -25,7 +25,7 @@ from jellybit.core.models import Infohash, NewDownload
 from jellybit.core.states import ACTIVE_STATES, Actor, State
 from jellybit.errors import Conflict, InvalidState, NotFound
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 
