@@ -11,7 +11,7 @@ from jellybit.core.countries import country_code, split_country
 from jellybit.core.providers import provider_name
 from jellybit.core.reasons import PENALTIES, reason
 from jellybit.core.records import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
-from jellybit.core.titles import PREFIX_DISTANCE, titles_distance
+from jellybit.core.title_match import PREFIX_DISTANCE, titles_distance
 
 SERIES_YEAR_SCALE = 0.5          # a series' release year is often a later season's
 # The margin that suffices when the best candidate carries exactly the title read and the runner-up

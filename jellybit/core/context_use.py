@@ -19,7 +19,7 @@ from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.reasons import reason
 from jellybit.core.records import Candidate, Reason
 from jellybit.core.release import Release
-from jellybit.core.titles import normalize_title, transliterate
+from jellybit.core.title_match import normalize_title, transliterate
 from jellybit.core.word_match import matches, name_keys, who
 
 MAX_WORDS_SHOWN = 12

@@ -23,7 +23,7 @@ from jellybit.core.context_use import Stated
 from jellybit.core.numbering import Overrides
 from jellybit.core.providers import provider_name
 from jellybit.core.records import Candidate, MediaType, PlanItem, Role
-from jellybit.core.titles import titles_distance
+from jellybit.core.title_match import titles_distance
 
 MATCH = "match"
 MISMATCH = "mismatch"

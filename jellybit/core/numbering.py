@@ -17,7 +17,7 @@ from jellybit.core.ports import LlmFileAnswer
 from jellybit.core.providers import PROVIDERS
 from jellybit.core.records import PlanItem, Reason, Role
 from jellybit.core.release import Release, parse_release
-from jellybit.core.titles import normalize_title
+from jellybit.core.title_match import normalize_title
 
 TRACK_FLAGS = ("default", "forced", "sdh")
 VIDEO_EXTENSIONS = EXTENSIONS[Role.VIDEO]

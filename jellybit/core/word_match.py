@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
-from jellybit.core.titles import normalize_title, transliterate
+from jellybit.core.title_match import normalize_title, transliterate
 
 # Russian noun and adjective endings, longest first; a stem keeps at least MIN_STEM letters.
 _ENDINGS = ("ами", "ями", "ого", "его", "ому", "ему", "ыми", "ими", "ой", "ей", "ом", "ем", "ам", "ям",

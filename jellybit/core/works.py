@@ -20,7 +20,7 @@ from typing import Any
 from jellybit.core.confidence import candidate_countries, untagged
 from jellybit.core.providers import facts, page_url, provider_order, valid_id
 from jellybit.core.records import Candidate
-from jellybit.core.titles import normalize_title, titles_distance
+from jellybit.core.title_match import normalize_title, titles_distance
 
 SAME_NAME = 0.05             # title distance at which two listings carry one name
 _DIGITS = re.compile(r"\d{1,12}")

@@ -54,7 +54,7 @@ from jellybit.core.records import (
     Role,
 )
 from jellybit.core.release import Release, as_series, parse_release
-from jellybit.core.titles import titles_distance
+from jellybit.core.title_match import titles_distance
 from jellybit.engine.context_match import stated_pick, words_reasons
 from jellybit.engine.film_pack import match_films
 from jellybit.engine.metadata_match import Match, Matcher, describe

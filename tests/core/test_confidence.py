@@ -21,7 +21,7 @@ from jellybit.core.confidence import (
 )
 from jellybit.core.reasons import PENALTIES
 from jellybit.core.records import Candidate, MediaType, PlanItem, Reason, Recommendation, Role
-from jellybit.core.titles import name_distance, normalize_title, titles_distance
+from jellybit.core.title_match import name_distance, normalize_title, titles_distance
 from jellybit.core.works import same_work
 
 CONFIG = RecognitionConfig()
