@@ -17,6 +17,8 @@ from jellybit.present.words import (
     pages,
     reason_words,
     sentence,
+    service_detail,
+    service_heading,
     service_line,
     service_state,
     state_name,
@@ -26,6 +28,7 @@ from jellybit.protocol import provider_name  # the provider table's words (core/
 
 __all__ = [
     "ACTIONS", "LIVE_LINKS", "STATE_NAMES", "Verdict", "actions", "allowed", "count",
-    "is_live", "ordered_reasons", "pages", "provider_name", "reason_words", "sentence", "service_line",
-    "service_state", "state_name", "states_for", "title_line", "verdict", "verdict_line",
+    "is_live", "ordered_reasons", "pages", "provider_name", "reason_words", "sentence", "service_detail",
+    "service_heading", "service_line", "service_state", "state_name", "states_for", "title_line", "verdict",
+    "verdict_line",
 ]

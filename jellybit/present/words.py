@@ -113,8 +113,19 @@ def service_state(status: SystemStatus) -> str:
     return "not configured" if not status.enabled else "starting"
 
 
+def service_heading(status: SystemStatus) -> str:
+    """An outside service's state as a heading shows it: 'OK', 'Refused', 'Not configured'."""
+    state = service_state(status)
+    return "OK" if state == "ok" else sentence(state)
+
+
+def service_detail(status: SystemStatus) -> str:
+    """What the state word leaves out: the service's detail, unless it only repeats the state."""
+    return status.detail if status.detail and status.detail != service_state(status) else ""
+
+
 def service_line(status: SystemStatus) -> str:
     """One service in a line: 'refused: 401 Unauthorized — the key was refused: check …'."""
-    state = service_state(status)
-    line = f"{state}: {status.detail}" if status.detail and status.detail != state else state
+    state, detail = service_state(status), service_detail(status)
+    line = f"{state}: {detail}" if detail else state
     return f"{line} — {status.hint}" if status.hint else line

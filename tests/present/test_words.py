@@ -13,6 +13,8 @@ from jellybit.present import (
     is_live,
     ordered_reasons,
     provider_name,
+    service_detail,
+    service_heading,
     service_line,
     service_state,
     state_name,
@@ -100,3 +102,16 @@ def test_an_outside_service_in_one_line() -> None:
     assert service_state(SystemStatus(connected=False)) == "unreachable"
     assert service_state(SystemStatus(enabled=False)) == "not configured"
     assert service_state(SystemStatus()) == "starting"
+
+
+def test_an_outside_service_as_a_heading_and_its_detail() -> None:
+    """The panel's heading is the same state word; the detail is dropped when it only repeats it."""
+    refused = SystemStatus(connected=False, state="refused", detail="401 Unauthorized", hint="check the key")
+    assert (service_heading(refused), service_detail(refused)) == ("Refused", "401 Unauthorized")
+    assert service_heading(SystemStatus(connected=True, state="ok", detail="ok")) == "OK"
+    assert service_detail(SystemStatus(connected=True, state="ok", detail="ok")) == ""
+    assert service_heading(SystemStatus(enabled=False)) == "Not configured"
+    assert service_heading(SystemStatus(connected=True, state="misconfigured")) == "Misconfigured"
+    assert service_heading(SystemStatus(connected=False, detail="connection refused")) == "Unreachable"
+    for status in (refused, SystemStatus(), SystemStatus(enabled=False), SystemStatus(connected=True)):
+        assert service_heading(status).casefold() == service_state(status).casefold()

@@ -27,6 +27,7 @@ from ui.pages.add import add_payload
 from ui.pages.detail import valid_id
 from ui.pages.downloads import matches, split
 from ui.pages.review_sections import work_line
+from ui.pages.status import system_words
 from ui.pages.titles import coverage, title_order
 from ui.review import file_overrides, ordered_reasons, preselected, reason_words, verdict
 
@@ -242,3 +243,22 @@ def test_qbittorrent_states_and_the_swarm_in_words() -> None:
     assert fmt.torrent_words("downloading") is None
     assert fmt.swarm(3, 1) == "3 seeds · 1 peer"
     assert fmt.swarm(None, None) == ""
+
+
+def test_every_service_state_has_the_shared_word_and_its_own_icon() -> None:
+    """The status page says each service's state as `jellybit healthcheck`, Telegram and HA do."""
+    from jellybit.present import service_state
+    from jellybit.protocol import SystemStatus
+    from jellybit.transports import service_health as health
+
+    states = (health.OK, health.REFUSED, health.UNREACHABLE, health.OFF, health.STARTING,
+              health.MISCONFIGURED)
+    icons = set()
+    for state in states:
+        status = SystemStatus(state=state)
+        label, icon, _colour = system_words(status)
+        assert label.casefold() == service_state(status) == state
+        assert icon != "help"                                   # the fallback of a word it does not know
+        icons.add(icon)
+    assert len(icons) == len(states)
+    assert system_words(SystemStatus(connected=True, state="sleeping")) == ("Sleeping", "help", "grey-7")

@@ -98,12 +98,12 @@ async def test_status_shows_every_system(worker: FakeWorker, user: User) -> None
     await user.open("/status")
     await user.should_see("Worker: Online", retries=50)
     await user.should_see("MQTT broker: Connected")
-    await user.should_see("qBittorrent: Connected")
-    await user.should_see("LLM: Disabled")
-    await user.should_see("TMDB (metadata): Connected")
+    await user.should_see("qBittorrent: OK")
+    await user.should_see("LLM: Not configured")
+    await user.should_see("TMDB (metadata): OK")
     await user.should_see("Jellyfin: Unreachable")
     await user.should_see("connection refused")
-    await user.should_see("Telegram: Refused (check the key or token)")
+    await user.should_see("Telegram: Refused")
     await user.should_see("What to do: check JELLYBIT_TELEGRAM_TOKEN")
 
 
@@ -118,12 +118,28 @@ async def test_status_warns_when_jellyfin_answers_but_a_root_is_in_no_library(wo
         hint="add each library root to a Jellyfin library of its type")})
     worker._queue.put_nowait([Message(worker.topics.info, encode(worker.info))])
     await user.open("/status")
-    await user.should_see("Jellyfin: Connected, needs a fix", retries=50)
+    await user.should_see("Jellyfin: Misconfigured", retries=50)
     await user.should_see(problem)
     await user.should_see("What to do: add each library root to a Jellyfin library of its type")
     marks = [e.props.get("name") for e in user.client.elements.values()
-             if isinstance(e, ui.icon) and e.props.get("aria-label") == "Connected, needs a fix"]
+             if isinstance(e, ui.icon) and e.props.get("aria-label") == "Misconfigured"]
     assert marks == ["warning"]                              # not the green check of a healthy service
+
+
+async def test_status_tells_why_qbittorrent_files_wait_for_their_torrent(worker: FakeWorker,
+                                                                        user: User) -> None:
+    from jellybit.transports.mqtt import Message, encode
+    from jellybit.transports.service_health import qbittorrent_health
+
+    why = "its folder for incomplete torrents is on another filesystem"
+    worker.info = worker.info.model_copy(update={"qbittorrent": qbittorrent_health(
+        "http://127.0.0.1:8080", True, None, "v5.0.4", early_layout=why)})
+    worker._queue.put_nowait([Message(worker.topics.info, encode(worker.info))])
+    await user.open("/status")
+    await user.should_see(why, retries=50)
+    await user.should_see("qBittorrent: OK")
+    await user.should_see("version v5.0.4 — reachable at http://127.0.0.1:8080")
+    await user.should_see("What to do: to lay out each file as it completes, keep qBittorrent's folder")
 
 
 async def test_status_shows_a_worker_loop_that_failed(worker: FakeWorker, user: User) -> None:

@@ -8,27 +8,27 @@ import json
 from nicegui import ui
 
 from jellybit import __version__
-from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus, provider_name
+from jellybit.present import provider_name, service_detail, service_heading, service_state
+from jellybit.protocol import AVAILABILITY_ONLINE, ComponentStatus, SystemStatus
 from ui import format as fmt
 from ui.frame import WRAP, frame
 from ui.live import Live
 
+# The icon and colour of each state word of an outside service (the words are `jellybit.present`'s).
+SERVICE_ICONS = {
+    "ok": ("check_circle", "positive"),
+    "misconfigured": ("warning", "warning"),         # reachable, but cannot do its part
+    "refused": ("key_off", "negative"),
+    "unreachable": ("error", "negative"),
+    "not configured": ("remove_circle_outline", "grey-7"),
+    "starting": ("radio_button_unchecked", "blue-grey-8"),
+}
 
-def system_words(status: SystemStatus | None) -> tuple[str, str, str]:
-    """(label, icon, colour) for one outside system."""
-    if status is None:
-        return "Unknown", "help", "grey-7"
-    if not status.enabled:
-        return "Disabled", "remove_circle_outline", "grey-7"
-    if status.connected is None:
-        return "Configured", "radio_button_unchecked", "blue-grey-8"
-    if status.state == "misconfigured":
-        return "Connected, needs a fix", "warning", "warning"
-    if status.connected:
-        return "Connected", "check_circle", "positive"
-    if status.state == "refused":
-        return "Refused (check the key or token)", "key_off", "negative"
-    return "Unreachable", "error", "negative"
+
+def system_words(status: SystemStatus) -> tuple[str, str, str]:
+    """(label, icon, colour) for one outside system: the state word every face uses, with its icon."""
+    icon, colour = SERVICE_ICONS.get(service_state(status), ("help", "grey-7"))
+    return service_heading(status), icon, colour
 
 
 def row(name: str, label: str, icon: str, colour: str, detail: str = "") -> None:
@@ -166,5 +166,4 @@ def _detail(status: SystemStatus) -> str:
     # A reachable service has a hint only when something it does is off (qBittorrent's early layout).
     hint = f"What to do: {status.hint}" if status.hint else ""
     version = f"version {status.version}" if status.version else ""
-    parts = [p for p in (version, status.detail or "", hint) if p]
-    return " — ".join(parts)
+    return " — ".join(p for p in (version, service_detail(status), hint) if p)
