@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, Samples, describe_load, emit, load, ms, timed
 
 from jellybit.adapters.library import files as library_files
-from jellybit.adapters.library import journal, layouter
+from jellybit.adapters.library import journal
+from jellybit.adapters.library.disk import Inspection
 from jellybit.adapters.library.layouter import LayoutEngine
 from jellybit.adapters.store import Store
 from jellybit.config import PathsConfig
@@ -85,7 +86,7 @@ class Round:
 
 # The apply's phases, as (owner, attribute, label): wrapped only while a --phases apply runs.
 PHASES = (
-    (layouter, "_new_links", "journal rows built (Python)"),
+    (Inspection, "new_links", "journal rows built (Python)"),
     (Store, "open_batch", "journal written (SQLite, before any link)"),
     (journal, "lay_rows", "links laid (link + lstat + folder fsync)"),
     (library_files, "fsync_dir", "  of which folder fsync"),

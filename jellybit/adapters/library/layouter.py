@@ -19,9 +19,6 @@ from jellybit.adapters.library import files as fs
 from jellybit.adapters.library import journal, replace
 from jellybit.adapters.library import upgrades as up
 from jellybit.adapters.library.disk import (
-    EXISTS,
-    PLANNED,
-    SKIPPED,
     Inspection,
     Upgrades,
     inspect,
@@ -41,14 +38,13 @@ from jellybit.core.links import (
     FileLink,
     LinkStatus,
     LinkUpdate,
-    NewLink,
     title_folder_of,
 )
 from jellybit.core.models import Download
 from jellybit.core.names import id_tag
 from jellybit.core.ports import ApplyResult, LayoutPreview, PathPlace, UndoResult
 from jellybit.core.reasons import reason
-from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Role, Work
+from jellybit.core.records import MediaType, Plan, Reason, Recognition, RecognitionDraft, Work
 from jellybit.core.sanitize import is_within
 from jellybit.core.states import RECONCILABLE, State, drift
 from jellybit.core.storage import StorageCode, library_component
@@ -62,34 +58,11 @@ log = logging.getLogger(__name__)
 
 CHUNK = 2048         # rows finished per journal transaction (one fsync per folder per chunk)
 LIBRARIES = {MediaType.MOVIE: "movies", MediaType.SERIES: "series"}
-_KIND = {role: role.value for role in Role}
 # Reasons that stop even a human-confirmed apply (it returns "collision" -> review).
 APPLY_BLOCKERS = frozenset({"several_title_folders", "target_collision", "better_copy"})
 
 
 _ID_TAG = re.compile(r"\[[a-z]+id-[^\]\s]+\]")
-
-
-def _new_links(inspection: Inspection) -> list[NewLink]:
-    """The journal rows of an inspection's laid items, in plan order (one loop: a pack has thousands)."""
-    items, sources, targets = inspection.plan.items, inspection.sources, inspection.targets
-    existing, replaces = inspection.existing, inspection.replaces
-    rows: list[NewLink] = []
-    add, pending = rows.append, LinkStatus.PENDING
-    for index in inspection.laid():
-        item = items[index]
-        src, st = sources[index]
-        if item.status == PLANNED:
-            status, dst_ino, message = pending, None, None
-        elif item.status == EXISTS:
-            status, dst_ino, message = LinkStatus.EXISTS, existing.get(index), item.note
-        else:
-            assert item.status == SKIPPED
-            status, dst_ino, message = LinkStatus.SKIPPED, None, item.note
-        old = replaces.get(index)
-        add(NewLink(src, targets[index], _KIND[item.role], st.size, st.dev, st.ino, st.mtime_ns, status,
-                    dst_ino, message, None if old is None else old.id))
-    return rows
 
 
 class LayoutEngine(UndoMixin, TitlesMixin):   # UndoMixin first: its `_undo` is the real one
@@ -317,7 +290,7 @@ class LayoutEngine(UndoMixin, TitlesMixin):   # UndoMixin first: its `_undo` is 
         blocking = [r for r in reasons if r.code in APPLY_BLOCKERS]
         if blocking:
             return ApplyResult("collision", message="; ".join(r.message for r in blocking))
-        new_links = _new_links(inspection)
+        new_links = inspection.new_links()
         if only is not None:
             # Files already in place (or skipped) are journaled by the completion's apply, not here.
             new_links = [r for r in new_links if r.status is LinkStatus.PENDING]
