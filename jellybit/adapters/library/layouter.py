@@ -194,17 +194,7 @@ class LayoutEngine(UndoMixin, TitlesMixin):   # UndoMixin first: its `_undo` is 
         Right after a preview of this very recognition, with no layout operation in between, the
         preview's targets and inspection are used (layout_reuse.py says why that is safe).
         """
-        async with self._lock:
-            try:
-                with gc_paused():
-                    return await self._apply(download, recognition)
-            except AdapterError as exc:
-                error = self._storage(exc)
-                if error is exc:
-                    raise
-                raise error from exc
-            finally:
-                self.previews.changed()
+        return await self._apply_locked(download, recognition, None)
 
     async def apply_files(self, download: Download, recognition: Recognition,
                           sources: frozenset[str]) -> ApplyResult:
@@ -213,10 +203,14 @@ class LayoutEngine(UndoMixin, TitlesMixin):   # UndoMixin first: its `_undo` is 
         Targets come from the whole plan (a file's name never depends on which others are there);
         only the given sources are checked against the disk and journaled.
         """
+        return await self._apply_locked(download, recognition, sources)
+
+    async def _apply_locked(self, download: Download, recognition: Recognition,
+                            only: frozenset[str] | None) -> ApplyResult:
         async with self._lock:
             try:
                 with gc_paused():
-                    return await self._apply(download, recognition, only=sources)
+                    return await self._apply(download, recognition, only=only)
             except AdapterError as exc:
                 error = self._storage(exc)
                 if error is exc:
