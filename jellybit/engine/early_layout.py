@@ -42,7 +42,7 @@ DEFAULT_PROBLEM = "qBittorrent's settings have not been read yet"
 
 def decided_while_downloading(download: Download) -> bool:
     """Tell whether a download's plan is decided and its torrent still downloads."""
-    return download.state is State.APPLYING and bool(getattr(download, "awaiting_files", False))
+    return download.state is State.APPLYING and download.awaiting_files
 
 
 class EarlyLayout:
