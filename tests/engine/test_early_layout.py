@@ -25,6 +25,7 @@ from jellybit.core.states import State
 from tests.support.engine import EngineFactory
 from tests.support.qbittorrent import SeededTorrent, eventually
 from tests.support.qbittorrent_pair import QbittorrentPair
+from tests.support.services import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 500_000                  # bytes/s: a 500 kB episode a second
@@ -226,7 +227,7 @@ async def test_an_incomplete_folder_on_another_filesystem_falls_back_to_the_comp
     shm = Path(tempfile.mkdtemp(prefix="jb-incomplete-", dir="/dev/shm"))
     try:
         if _device(shm) == _device(paths.downloads):
-            pytest.skip("/dev/shm is on the same filesystem here")
+            unavailable("a second filesystem: /dev/shm is on the same filesystem as the downloads here")
         pair.preferences(temp_path_enabled=True, temp_path=str(shm))
         engine = await make_engine(pair.instance(paths.downloads).config(), worker=EARLY,
                                    layouter=LayoutEngine(store, paths), paths=paths)

@@ -16,12 +16,17 @@ from jellybit.protocol import InfoPayload
 from jellybit.transports import service_health as health
 from tests.support.engine import EngineFactory
 from tests.support.qbittorrent_pair import QbittorrentPair
-
-pytestmark = pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="needs a second filesystem (/dev/shm)")
+from tests.support.services import unavailable
 
 
 def _same_filesystem(a: Path, b: Path) -> bool:
     return a.stat().st_dev == b.stat().st_dev
+
+
+def _second_filesystem(downloads: Path) -> None:
+    """/dev/shm must be another filesystem than the downloads: skip locally, fail in CI."""
+    if not Path("/dev/shm").is_dir() or _same_filesystem(Path("/dev/shm"), downloads):
+        unavailable("a second filesystem: /dev/shm is missing or on the downloads' filesystem here")
 
 
 @pytest.fixture
@@ -34,8 +39,7 @@ def library(pair: QbittorrentPair, store, tmp_path: Path) -> LayoutEngine:
 async def test_an_incomplete_folder_on_another_filesystem_turns_early_layout_off(
     pair: QbittorrentPair, library: LayoutEngine, make_engine: EngineFactory, caplog,
 ) -> None:
-    if _same_filesystem(Path("/dev/shm"), pair.leecher.data_root):
-        pytest.skip("/dev/shm is on the same filesystem here")
+    _second_filesystem(pair.leecher.data_root)
     engine = await make_engine(pair.instance(pair.leecher.data_root).config(), layouter=library)
     same = pair.leecher.data_root.resolve() / "incomplete"
     pair.preferences(temp_path_enabled=True, temp_path=str(same))
