@@ -8,7 +8,6 @@ an outage goes on: the client's `ReconnectPacer`), keeps the retained state in m
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -145,9 +144,7 @@ class Live:
         """Stop the connection loop and disconnect."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await _cancel(task)     # repeated: a cancellation lost inside aiomqtt would hang the shutdown
 
     async def run(self) -> None:
         """Connect, follow the retained topics, reconnect with backoff until cancelled."""
